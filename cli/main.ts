@@ -1,0 +1,47 @@
+/** The one error boundary of the CLI: commands throw, main prints one short line (and the cause chain with --verbose). */
+import { CommanderError } from 'commander';
+import { EXIT_CODES, isPulseError } from '../runtime/errors.js';
+
+function causeChain(err: unknown): string[] {
+  const lines: string[] = [];
+  let cur: unknown = err instanceof Error ? err.cause : undefined;
+  while (cur !== undefined && lines.length < 8) {
+    lines.push(cur instanceof Error ? `${cur.name}: ${cur.message}` : String(cur));
+    cur = cur instanceof Error ? cur.cause : undefined;
+  }
+  return lines;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { buildProgram } = await import('./program.js');
+  const program = buildProgram();
+  const verbose = argv.includes('--verbose');
+  let code = 0;
+  try {
+    await program.parseAsync(argv);
+    const mod = await import('./program.js');
+    code = mod.lastExitCode;
+  } catch (err) {
+    code = report(err, verbose);
+  }
+  process.exitCode = code;
+}
+
+export function report(err: unknown, verbose: boolean): number {
+  if (err instanceof CommanderError) {
+    // commander already printed its message (help, version, or a usage error).
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return 0;
+    return EXIT_CODES.usage;
+  }
+  if (isPulseError(err)) {
+    process.stderr.write(`pulse: ${err.message}\n`);
+    if (err.hint) process.stderr.write(`  ${err.hint}\n`);
+    if (verbose) for (const line of causeChain(err)) process.stderr.write(`  caused by: ${line}\n`);
+    return EXIT_CODES[err.kind];
+  }
+  const msg = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`pulse: internal error: ${msg}\n`);
+  if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  else process.stderr.write('  run again with --verbose for the stack trace\n');
+  return EXIT_CODES.internal;
+}

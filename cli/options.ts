@@ -1,0 +1,62 @@
+/** Parsed options of each command, as program.ts hands them to the command modules. */
+
+export interface GlobalOptions {
+  /** --nodes FILE or PULSE_NODES; default runtime/nodes.json beside the package. */
+  nodes: string | undefined;
+  /** --temporal ADDRESS or TEMPORAL_ADDRESS; unset = the embedded dev server. */
+  temporal: string | undefined;
+  verbose: boolean;
+  json: boolean;
+}
+
+export interface UpOptions extends GlobalOptions {
+  profile: string;
+  node: string;
+  overlay: string | undefined;
+  overlayWins: boolean;
+  yes: boolean;
+  experimental: boolean;
+  restart: boolean;
+  timeoutS: number | undefined;
+  minMemGib: number | undefined;
+  dryRun: boolean;
+  preflight: boolean;
+  detach: boolean;
+}
+
+export interface DownOptions extends GlobalOptions {
+  node: string;
+  yes: boolean;
+  detach: boolean;
+}
+
+export interface StatusOptions extends GlobalOptions {
+  node: string | undefined;
+  noHttp: boolean;
+  gpuProbe: boolean;
+  yes: boolean;
+}
+
+export interface SmokeOptions extends GlobalOptions {
+  node: string;
+  yes: boolean;
+}
+
+export interface NodeOnlyOptions extends GlobalOptions {
+  node: string;
+}
+
+export interface HistoryOptions extends GlobalOptions {
+  node: string | undefined;
+  limit: number;
+}
+
+export type FragmentOptions = GlobalOptions;
+export type ProfilesOptions = GlobalOptions;
+
+export interface WorkerOptions extends GlobalOptions {
+  taskQueue: string | undefined;
+}
+
+/** Every command module exports `run(opts): Promise<number>` (the exit code); errors are thrown as PulseError. */
+export type CommandRun<O> = (opts: O) => Promise<number>;

@@ -1,0 +1,80 @@
+/**
+ * The contract between the controller and a node. Everything pulse does on a node is a named step script sent to
+ * `bash -s` on stdin, with its inputs as exported variables (built by quote.ts, one quoting function), and its
+ * findings reported as `@pulse {json}` lines on stdout.
+ */
+
+/** How to reach a node. Comes from nodes.json (`host`, `ssh`) and travels inside the plan. */
+export interface NodeTarget {
+  /** Node name in nodes.json, e.g. spark2. */
+  name: string;
+  host: 'local' | 'ssh';
+  /** The ssh alias or user@host, resolved with `ssh -G`. Required when host is ssh. */
+  ssh?: string | undefined;
+}
+
+/**
+ * Documented exit codes of every node script (runtime/scripts/prelude.sh defines the same numbers).
+ * Anything else is a plain script failure.
+ */
+export const SCRIPT_EXIT = {
+  ok: 0,
+  /** A safety rule on the node refuses the step (e.g. another vLLM container runs). Not retryable. */
+  refused: 10,
+  /** The node lacks something the step needs (mount source, recipe file, image). Not retryable. */
+  precondition: 11,
+  /** A transient problem (docker daemon busy, lock held). Retryable. */
+  temporary: 12,
+  /** The goal is not reached yet (server not ready, memory not free). Benign; the caller polls again. */
+  notReady: 13,
+} as const;
+
+/** One `@pulse {...}` line. `kind` says what it is; the rest is step-specific JSON. */
+export interface PulseRecord {
+  kind: string;
+  [key: string]: unknown;
+}
+
+export type StepName =
+  | 'preflight'
+  | 'mkdir'
+  | 'stop'
+  | 'memory'
+  | 'write-env'
+  | 'start'
+  | 'readiness'
+  | 'verify'
+  | 'status'
+  | 'smoke'
+  | 'gpu-probe'
+  | 'kill-group';
+
+/** The one typed value of a remote run. */
+export interface RemoteResult {
+  node: string;
+  step: StepName;
+  exitCode: number | null;
+  signal: string | null;
+  records: PulseRecord[];
+  /** Last lines of stderr (never contains secrets: scripts never print them). */
+  stderrTail: string;
+  /** Raw `@pulse` lines, for --verbose. */
+  rawRecords: string[];
+  durationMs: number;
+}
+
+export interface RunOptions {
+  /** Exported into the script as `export KEY='value'` lines, quoted by quote.ts. */
+  env?: Record<string, string>;
+  /** Aborting kills the script's process group on the node, not only the channel. */
+  signal?: AbortSignal;
+  /** Called for each record as it arrives (progress, heartbeats). */
+  onRecord?: (record: PulseRecord) => void;
+}
+
+/** A connection to one node, reused by every step of a deploy. */
+export interface NodeSession {
+  readonly target: NodeTarget;
+  run(step: StepName, opts?: RunOptions): Promise<RemoteResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,2 @@
+/** The workflow bundle entry: every workflow the worker registers. */
+export {};

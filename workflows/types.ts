@@ -1,0 +1,243 @@
+/**
+ * Plain, JSON-safe types shared by the workflow, the activities, the CLI and the plan builder.
+ * Nothing here may hold a secret: the plan is the workflow input and is stored in history forever.
+ * No imports: workflow code pulls this file into the workflow bundle.
+ */
+
+export interface PlanTarget {
+  name: string;
+  host: 'local' | 'ssh';
+  ssh?: string | undefined;
+}
+
+export interface PlanRecipe {
+  /** Recipe name in nodes.json, e.g. qwen38-flash. */
+  name: string;
+  dir: string;
+  /** start.sh path (absolute, or relative to dir). */
+  start: string;
+  stop: string;
+  /** The recipe's container name (TP1_CONTAINER_NAME of the recipe). */
+  container: string;
+}
+
+/** One `-v SRC:DST[:mode]` of the rendered EXTRA_DOCKER_ARGS (after overlay merge). */
+export interface PlanMount {
+  src: string;
+  dst: string;
+  mode: 'ro' | 'rw' | null;
+  from: 'profile' | 'overlay' | 'node';
+}
+
+export interface EnvIdentity {
+  /** sha256 hex of the assignment lines, as in the `# pulse-sha256:` header. */
+  sha256: string;
+  profile: string;
+  /** The `# pulse-overlay:` value: `none` or `DIR overlay-sha256=<hex>`. */
+  overlay: string;
+}
+
+/** The reviewable input of upWorkflow: exactly what `up --dry-run` prints. */
+export interface UpPlan {
+  action: 'up';
+  version: 1;
+  node: string;
+  target: PlanTarget;
+  profile: string;
+  protected: boolean;
+  /** --yes was given. The workflow itself refuses a protected node without it. */
+  confirmed: boolean;
+  recipe: PlanRecipe;
+  env: {
+    /** Full text of the rendered .env (header + assignments), no secrets (profiles cannot set them). */
+    text: string;
+    identity: EnvIdentity;
+    /** Absolute path of the recipe .env on the node. */
+    path: string;
+    /** The rendered key map (assignment values), for the preflight diff and the checks. */
+    values: Record<string, string>;
+  };
+  /** UTC stamp used for file names on the node (backup, log), e.g. 20260923T101500Z. */
+  stamp: string;
+  /** ISO time of the render (pulse-rendered). */
+  renderedAt: string;
+  mkdirs: string[];
+  mounts: PlanMount[];
+  /** Human lines: each overlay mount that replaced a profile mount (--overlay-wins). */
+  replacements: string[];
+  overlay: { dir: string; sha256: string; manifest: unknown } | null;
+  proofs: string[];
+  clientNotes: string[];
+  expect: {
+    servedModelName: string;
+    maxModelLen: number | null;
+    port: number;
+    bind: string;
+  };
+  /** memory gate in GiB (--min-mem-gib, node, or top-level) and its wait (memTimeoutS). */
+  memory: { gateGiB: number; timeoutS: number };
+  /** Readiness wait: --timeout-s, default READY_TIMEOUT_S + readyGraceS. */
+  readiness: { timeoutS: number };
+  restart: boolean;
+  /** Everything the gateway fragment needs about the fleet, so the publish step needs no nodes.json. */
+  fleet: FleetEntry[];
+  /** The command that goes back to the previous profile, computed at plan time from the node state. */
+  rollbackHint: string | null;
+}
+
+export interface DownPlan {
+  action: 'down';
+  version: 1;
+  node: string;
+  target: PlanTarget;
+  protected: boolean;
+  confirmed: boolean;
+  recipe: PlanRecipe;
+  stamp: string;
+  fleet: FleetEntry[];
+}
+
+export type Plan = UpPlan | DownPlan;
+
+export interface FleetEntry {
+  node: string;
+  gatewayUrl: string;
+  /** Whether the gateway host can reach this node's server (a loopback BIND on another host cannot). */
+  reachable: boolean;
+}
+
+export type NodeStateKind = 'up' | 'down' | 'failed' | 'starting';
+
+/** nodes/<node>.json in $PULSE_STATE_DIR: the last up or down on the node. */
+export interface NodeState {
+  node: string;
+  state: NodeStateKind;
+  action: 'up' | 'down';
+  profile: string | null;
+  identity: EnvIdentity | null;
+  workflowId: string | null;
+  runId: string | null;
+  at: string;
+  /** Backup of the previous .env written by this up, if any. */
+  backupPath: string | null;
+  logPath: string | null;
+  /** Saved by verify, shown by status when Docker rotated the line away. */
+  kvCacheLine: string | null;
+  maxModelLen: number | null;
+  servedModelName: string | null;
+  overlayManifest: unknown;
+  /** Why the node is failed, one line. */
+  error: string | null;
+  /** The profile that ran before this up (for the rollback command). */
+  previousProfile: string | null;
+}
+
+/* ---- step results: what each activity returns (JSON-safe) ---- */
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface EnvDiff {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface ContainerInfo {
+  name: string;
+  running: boolean;
+  status: string;
+  image: string;
+  /** ISO time from docker inspect .State.StartedAt */
+  startedAt: string | null;
+}
+
+export interface PreflightReport {
+  ok: boolean;
+  checks: CheckResult[];
+  /** Key map of the current node .env (read in an empty environment) against the render. */
+  diff: EnvDiff;
+  /** Identity parsed from the current .env header, null when absent or not rendered by pulse. */
+  currentIdentity: EnvIdentity | null;
+  /** The current body still matches its pulse-sha256 header. */
+  currentBodyMatches: boolean;
+  /** Epoch seconds of the .env's last change (ctime), null when the file is missing. */
+  envCtime: number | null;
+  container: ContainerInfo | null;
+  /** ctime (epoch s) of each mount source (files only; dirs list their files' newest ctime). */
+  mountCtimes: { path: string; ctime: number }[];
+  openConnections: number;
+  otherVllmContainers: string[];
+  /** The same identity already runs and the container started after every relevant change: skip to 7. */
+  sameIdentityRunning: boolean;
+  /** Why a same-identity node still needs a restart (human line), or null. */
+  restartReason: string | null;
+}
+
+export interface StopResult {
+  wasRunning: boolean;
+  containerGone: boolean;
+}
+
+export interface MemorySample {
+  memAvailableGiB: number;
+  gateGiB: number;
+  watermarkScaleFactor: number | null;
+}
+
+export interface WriteEnvResult {
+  written: boolean;
+  backupPath: string | null;
+  /** Count of carried secret lines (HF_TOKEN=/API_KEY=), never their values. */
+  carriedSecretLines: number;
+}
+
+export interface StartResult {
+  /** False when this deploy had already started the server (retry or crash-resume). */
+  started: boolean;
+  logPath: string;
+}
+
+export interface ReadinessProbe {
+  ready: boolean;
+  httpStatus: number | null;
+  detail: string;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  servedModelName: string | null;
+  maxModelLen: number | null;
+  kvCacheLine: string | null;
+  proofs: { text: string; found: boolean }[];
+  problems: string[];
+  warnings: string[];
+}
+
+/** Progress that a polling activity heartbeats, and the CLI shows. */
+export interface WaitProgress {
+  step: 'memory' | 'readiness';
+  attempt: number;
+  lastAnswer: string;
+  elapsedS: number;
+  timeoutS: number;
+}
+
+export interface DeployResult {
+  ok: boolean;
+  node: string;
+  action: 'up' | 'down';
+  profile: string | null;
+  /** 'full', 'same-identity' (steps 1,7,8,9), 'down'. */
+  mode: 'full' | 'same-identity' | 'down';
+  state: NodeStateKind;
+  backupPath: string | null;
+  rollbackCommand: string | null;
+  error: string | null;
+  warnings: string[];
+  clientNotes: string[];
+  steps: { step: string; ok: boolean; ms: number; note?: string }[];
+}
