@@ -23,7 +23,7 @@ pip_tool() { # name version exe
   if [ ! -x "$dir/bin/$exe" ]; then
     log "installing $name==$version into ${dir#$ROOT/}"
     rm -rf "$dir.tmp"
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$dir.tmp" "$name==$version"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir.tmp" "$name==$version"
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
   fi
   mkdir -p "$TOOLS/bin"
