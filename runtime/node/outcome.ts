@@ -1,0 +1,53 @@
+/**
+ * Turns a RemoteResult's exit code into the one PulseError the rest of pulse understands. Exit codes are the
+ * documented SCRIPT_EXIT contract; the message names the node, the step, the meaning and the stderr tail.
+ */
+import { PulseError } from '../errors.js';
+import type { PulseErrorKind } from '../errors.js';
+import { SCRIPT_EXIT } from './types.js';
+import type { PulseRecord, RemoteResult } from './types.js';
+
+const MEANING: Record<number, { kind: PulseErrorKind; text: string }> = {
+  [SCRIPT_EXIT.refused]: { kind: 'refused', text: 'refused by a safety rule on the node' },
+  [SCRIPT_EXIT.precondition]: { kind: 'precondition', text: 'precondition failed' },
+  // A temporary failure is retryable, and 'unreachable' is the retryable kind the activity edge knows.
+  [SCRIPT_EXIT.temporary]: { kind: 'unreachable', text: 'temporary failure on the node' },
+  [SCRIPT_EXIT.notReady]: { kind: 'not-ready', text: 'not ready yet' },
+};
+
+/** Human meaning of a script exit code, e.g. `exit 11 (precondition failed)`. */
+export function exitMeaning(code: number | null, signal: string | null): string {
+  if (code === null) return `killed by ${signal ?? 'a signal'}`;
+  const m = MEANING[code];
+  if (m) return `exit ${code} (${m.text})`;
+  if (code === 127) return 'exit 127 (command not found)';
+  return `exit ${code} (script failed)`;
+}
+
+/** The `message` of the last `error` record, which a script emits just before a documented failure exit. */
+function lastError(records: PulseRecord[]): string | null {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i];
+    if (r && r.kind === 'error' && typeof r.message === 'string') return r.message;
+  }
+  return null;
+}
+
+/** The PulseError for a failed run, or null when it exited 0. */
+export function failureOf(result: RemoteResult): PulseError | null {
+  if (result.exitCode === 0) return null;
+  const kind = (result.exitCode !== null && MEANING[result.exitCode]?.kind) || 'script';
+  const why = lastError(result.records);
+  const tail = result.stderrTail.trim().split('\n').slice(-3).join(' | ');
+  const parts = [`${result.node}: step ${result.step}: ${exitMeaning(result.exitCode, result.signal)}`];
+  if (why) parts.push(why);
+  if (tail && kind === 'script') parts.push(`stderr: ${tail}`);
+  return new PulseError(kind, parts.join(': '));
+}
+
+/** Throw the PulseError of a failed run; return the result otherwise. */
+export function ensureOk(result: RemoteResult): RemoteResult {
+  const err = failureOf(result);
+  if (err) throw err;
+  return result;
+}

@@ -1,0 +1,41 @@
+/**
+ * Assembles the exact text sent to `bash -s`: prelude, exported inputs, step body. The .sh files are not copied to
+ * dist/, so they are read from the source tree, found from this module's real location (works under `npm link`).
+ */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PulseError } from '../errors.js';
+import { exportsBlock } from './quote.js';
+import type { StepName } from './types.js';
+
+let scriptsDirCache: string | null = null;
+
+/** Directory holding runtime/scripts/*.sh: walk up from this module until it appears (dist/ or source tree). */
+export function scriptsDir(): string {
+  if (scriptsDirCache !== null) return scriptsDirCache;
+  let dir = dirname(realpathSync(fileURLToPath(import.meta.url)));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'runtime', 'scripts');
+    if (existsSync(join(candidate, 'prelude.sh'))) return (scriptsDirCache = candidate);
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new PulseError('internal', 'cannot find runtime/scripts/prelude.sh above the pulse installation');
+}
+
+/** The text of runtime/scripts/<name>.sh. */
+export function readScript(name: string): string {
+  const file = join(scriptsDir(), `${name}.sh`);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new PulseError('internal', `cannot read node script ${file}`, { cause: e });
+  }
+}
+
+/** The full script of a step: prelude, then `export` lines, then the step body. */
+export function scriptText(step: StepName, env: Record<string, string> = {}): string {
+  return `${readScript('prelude')}\n# ---- inputs ----\n${exportsBlock(env)}\n# ---- step: ${step} ----\n${readScript(step)}`;
+}

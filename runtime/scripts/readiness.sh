@@ -1,0 +1,2 @@
+# readiness: not written yet
+pulse_fail 1 "readiness: not implemented yet"

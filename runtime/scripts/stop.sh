@@ -1,0 +1,2 @@
+# stop: not written yet
+pulse_fail 1 "stop: not implemented yet"

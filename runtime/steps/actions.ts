@@ -1,0 +1,47 @@
+/** The steps that change a node: mkdir, stop, memory sample, write .env, start. Each is idempotent on the node. */
+import { PulseError } from '../errors.js';
+import type { MemorySample, PlanRecipe, StartResult, StopResult, UpPlan, WriteEnvResult } from '../../workflows/types.js';
+import type { NodeSession } from '../node/types.js';
+import { memoryInputs, mkdirInputs, recipeInputs, startInputs, writeEnvInputs } from './inputs.js';
+import { bool, lastRecord, num, runStep, str } from './run.js';
+import type { StepOptions } from './run.js';
+
+/** Create the plan's pulse-mkdir directories (mkdir -p; existing ones are fine). */
+export async function makeDirs(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<void> {
+  if (plan.mkdirs.length === 0) return;
+  await runStep(session, 'mkdir', mkdirInputs(plan), opts);
+}
+
+/** Run the recipe's stop.sh, then make sure the container is gone (docker rm -f if it lingers). */
+export async function stopServer(session: NodeSession, recipe: PlanRecipe, opts?: StepOptions): Promise<StopResult> {
+  const result = await runStep(session, 'stop', recipeInputs(recipe), opts);
+  const r = lastRecord(result, 'stopped');
+  return { wasRunning: bool(r, 'wasRunning'), containerGone: bool(r, 'containerGone') };
+}
+
+/** One MemAvailable sample against the gate; the caller (an activity) polls until it passes or times out. */
+export async function sampleMemory(session: NodeSession, gateGiB: number, opts?: StepOptions): Promise<MemorySample> {
+  const result = await runStep(session, 'memory', memoryInputs(gateGiB), opts);
+  const r = lastRecord(result, 'memory');
+  const kib = num(r, 'memAvailableKiB');
+  if (kib === null) throw new PulseError('script', `${session.target.name}: step memory: no MemAvailable in /proc/meminfo`);
+  const wsf = num(r, 'watermarkScaleFactor');
+  return { memAvailableGiB: Math.round((kib / 1048576) * 100) / 100, gateGiB, watermarkScaleFactor: wsf };
+}
+
+/** Back up and atomically replace the recipe .env, unless the node already has the same identity. */
+export async function writeEnv(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<WriteEnvResult> {
+  const result = await runStep(session, 'write-env', writeEnvInputs(plan), opts);
+  const r = lastRecord(result, 'write-env');
+  if (!r) throw new PulseError('script', `${session.target.name}: step write-env reported nothing`);
+  return { written: bool(r, 'written'), backupPath: str(r, 'backup') || null, carriedSecretLines: num(r, 'carried') ?? 0 };
+}
+
+/** Launch start.sh detached (setsid, env -i); a second call with the same deployId does not start again. */
+export async function startServer(session: NodeSession, plan: UpPlan, deployId: string, opts?: StepOptions): Promise<StartResult> {
+  const result = await runStep(session, 'start', startInputs(plan, deployId), opts);
+  const r = lastRecord(result, 'start');
+  const logPath = str(r, 'log');
+  if (!r || !logPath) throw new PulseError('script', `${session.target.name}: step start reported no log path`);
+  return { started: bool(r, 'started'), logPath };
+}

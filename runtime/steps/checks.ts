@@ -1,0 +1,53 @@
+/** The read-only probes after the start: one readiness probe, and the verify of what actually runs. */
+import type { ReadinessProbe, UpPlan, VerifyResult } from '../../workflows/types.js';
+import type { NodeSession } from '../node/types.js';
+import { SCRIPT_EXIT } from '../node/types.js';
+import { readinessInputs, verifyInputs } from './inputs.js';
+import { lastRecord, num, recordsOf, runStep, str, bool } from './run.js';
+import type { StepOptions } from './run.js';
+
+/** One GET /v1/models on the node, with the key from the node .env; exit 13 means "not yet", not a failure. */
+export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<ReadinessProbe> {
+  const result = await runStep(session, 'readiness', readinessInputs(plan), opts, [SCRIPT_EXIT.notReady]);
+  const r = lastRecord(result, 'readiness');
+  return { ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer' };
+}
+
+interface ModelsAnswer {
+  ids: string[];
+  maxModelLen: number | null;
+}
+
+/** Parse a /v1/models body (sent back base64, so the script needs no JSON tool). Never throws. */
+export function parseModels(b64: string | null, served: string): ModelsAnswer {
+  try {
+    const body = JSON.parse(Buffer.from(b64 ?? '', 'base64').toString('utf8')) as { data?: unknown };
+    const data = Array.isArray(body.data) ? (body.data as Record<string, unknown>[]) : [];
+    const ids = data.map((m) => (typeof m?.id === 'string' ? m.id : '')).filter((id) => id !== '');
+    const mine = data.find((m) => m?.id === served) ?? data[0];
+    const len = mine?.max_model_len;
+    return { ids, maxModelLen: typeof len === 'number' ? len : null };
+  } catch {
+    return { ids: [], maxModelLen: null };
+  }
+}
+
+/** Check served model name, max_model_len, the KV cache line and each pulse-proof (missing proof = warning). */
+export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: string | null, opts?: StepOptions): Promise<VerifyResult> {
+  const result = await runStep(session, 'verify', verifyInputs(plan, logPath), opts);
+  const models = parseModels(str(lastRecord(result, 'models'), 'body_b64'), plan.expect.servedModelName);
+  const kvCacheLine = str(lastRecord(result, 'kv-cache'), 'line');
+  const proofs = recordsOf(result, 'proof').map((r) => ({ text: str(r, 'text') ?? '', found: bool(r, 'found') }));
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const served = models.ids.includes(plan.expect.servedModelName) ? plan.expect.servedModelName : (models.ids[0] ?? null);
+  if (served !== plan.expect.servedModelName) {
+    problems.push(`served model is ${served ?? 'missing'}, expected ${plan.expect.servedModelName}`);
+  }
+  if (plan.expect.maxModelLen !== null && models.maxModelLen !== plan.expect.maxModelLen) {
+    problems.push(`max_model_len is ${models.maxModelLen ?? 'missing'}, expected ${plan.expect.maxModelLen}`);
+  }
+  if (kvCacheLine === null) warnings.push('no KV cache line in the container log');
+  for (const p of proofs) if (!p.found) warnings.push(`pulse-proof not found in the container log: ${p.text}`);
+  return { ok: problems.length === 0, servedModelName: served, maxModelLen: models.maxModelLen, kvCacheLine, proofs, problems, warnings };
+}

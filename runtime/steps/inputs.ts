@@ -1,0 +1,96 @@
+/**
+ * The exported inputs of each step script, derived from the plan. Pure: the dry-run prints the same text the
+ * workflow sends. No input ever holds a secret (the plan has none; the node .env keeps them).
+ */
+import { createHash } from 'node:crypto';
+import type { DownPlan, PlanRecipe, UpPlan } from '../../workflows/types.js';
+
+/** Recipe location and container, shared by every step that touches the recipe. */
+export function recipeInputs(recipe: PlanRecipe): Record<string, string> {
+  return {
+    PULSE_RECIPE_DIR: recipe.dir,
+    PULSE_RECIPE_START: recipe.start,
+    PULSE_RECIPE_STOP: recipe.stop,
+    PULSE_CONTAINER: recipe.container,
+  };
+}
+
+/** Where the server listens for a probe from the node itself: BIND, unless it is the wildcard. */
+export function probeHost(bind: string): string {
+  return bind === '' || bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
+}
+
+function serverInputs(plan: UpPlan): Record<string, string> {
+  return {
+    PULSE_ENV_PATH: plan.env.path,
+    PULSE_PORT: String(plan.expect.port),
+    PULSE_PROBE_HOST: probeHost(plan.expect.bind),
+  };
+}
+
+/** Inputs of the read-only preflight. Mounts travel as `src<TAB>dst<TAB>mode` lines. */
+export function preflightInputs(plan: UpPlan): Record<string, string> {
+  const v = plan.env.values;
+  return {
+    ...recipeInputs(plan.recipe),
+    ...serverInputs(plan),
+    PULSE_IMAGE: v.IMAGE ?? '',
+    PULSE_HF_HOME: v.HF_HOME ?? '',
+    PULSE_MODEL: v.MODEL ?? '',
+    PULSE_CHAT_TEMPLATE: v.CHAT_TEMPLATE ?? '',
+    PULSE_MTP_DRAFT_VOCAB: v.MTP_DRAFT_VOCAB ?? '',
+    PULSE_MOUNTS: plan.mounts.map((m) => `${m.src}\t${m.dst}\t${m.mode ?? ''}`).join('\n'),
+  };
+}
+
+/** Inputs of the mkdir step: one directory per line. */
+export function mkdirInputs(plan: UpPlan): Record<string, string> {
+  return { PULSE_MKDIRS: plan.mkdirs.join('\n') };
+}
+
+/** Inputs of the memory sample. */
+export function memoryInputs(gateGiB: number): Record<string, string> {
+  return { PULSE_GATE_GIB: String(gateGiB) };
+}
+
+/** Inputs of write-env: the new text as base64 (any byte survives), its identity and the backup stamp. */
+export function writeEnvInputs(plan: UpPlan): Record<string, string> {
+  return {
+    PULSE_ENV_PATH: plan.env.path,
+    PULSE_NEW_ENV_B64: Buffer.from(plan.env.text, 'utf8').toString('base64'),
+    PULSE_NEW_SHA256: plan.env.identity.sha256,
+    PULSE_NEW_PROFILE: plan.env.identity.profile,
+    PULSE_NEW_OVERLAY: plan.env.identity.overlay,
+    PULSE_STAMP: plan.stamp,
+  };
+}
+
+/** Marker name of a deploy: a hash, so a deployId never reaches a file name unquoted or too long. */
+export function deployKey(deployId: string): string {
+  return createHash('sha256').update(deployId).digest('hex').slice(0, 24);
+}
+
+/** Inputs of start; the deploy key makes a retried start a no-op. */
+export function startInputs(plan: UpPlan, deployId: string): Record<string, string> {
+  return { ...recipeInputs(plan.recipe), PULSE_STAMP: plan.stamp, PULSE_DEPLOY_KEY: deployKey(deployId) };
+}
+
+/** Inputs of one readiness probe. */
+export function readinessInputs(plan: UpPlan): Record<string, string> {
+  return { ...serverInputs(plan), PULSE_SERVED_MODEL_NAME: plan.expect.servedModelName };
+}
+
+/** Inputs of verify: proofs one per line, and the log this deploy wrote (may be empty). */
+export function verifyInputs(plan: UpPlan, logPath: string | null): Record<string, string> {
+  return {
+    ...serverInputs(plan),
+    PULSE_CONTAINER: plan.recipe.container,
+    PULSE_PROOFS: plan.proofs.join('\n'),
+    PULSE_LOG_PATH: logPath ?? '',
+  };
+}
+
+/** Inputs of stop for either plan. */
+export function stopInputs(plan: UpPlan | DownPlan): Record<string, string> {
+  return recipeInputs(plan.recipe);
+}
