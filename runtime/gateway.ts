@@ -43,6 +43,11 @@ export interface PublishResult {
   endpoints: EndpointChange[];
 }
 
+/** Test seam: the concurrency test widens the read-to-write window to prove the lock closes it. */
+export interface PublishHooks {
+  afterRead?: () => void;
+}
+
 /** $PULSE_STATE_DIR/gateway-backends.json */
 export function fragmentPath(stateDir: string): string {
   return path.join(stateDir, 'gateway-backends.json');
@@ -97,10 +102,11 @@ function previousEndpoints(text: string | null, warnings: string[]): Map<string,
  * Rebuild gateway-backends.json from every saved node state, under the state lock (so a concurrent writeNodeState
  * is never lost), and rewrite it atomically only when its content changes.
  */
-export async function publishFragment(stateDir: string, fleet: FleetEntry[]): Promise<PublishResult> {
+export async function publishFragment(stateDir: string, fleet: FleetEntry[], hooks: PublishHooks = {}): Promise<PublishResult> {
   const file = fragmentPath(stateDir);
   return withStateLock(stateDir, () => {
     const { fragment, warnings } = buildFragment(fleet, readAllNodeStatesSync(stateDir));
+    hooks.afterRead?.();
     const text = `${JSON.stringify(fragment, null, 2)}\n`;
     const old = readFileOrNull(file);
     const before = previousEndpoints(old, warnings);
