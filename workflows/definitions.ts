@@ -21,3 +21,6 @@ export const SEARCH_ATTRIBUTES = [SA_NODE, SA_PROFILE, SA_ACTION] as const;
 /** Workflow type names as the CLI starts them (must match the exported function names). */
 export const UP_WORKFLOW = 'upWorkflow';
 export const DOWN_WORKFLOW = 'downWorkflow';
+
+/** Name of the query every pulse workflow answers with a DeployProgress (workflows/progress.ts defines it). */
+export const PROGRESS_QUERY = 'progress';

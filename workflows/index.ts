@@ -1,2 +1,3 @@
-/** The workflow bundle entry: every workflow the worker registers. */
-export {};
+/** The workflow bundle entry: every workflow the worker registers (names match UP_WORKFLOW / DOWN_WORKFLOW). */
+export { upWorkflow } from './up.js';
+export { downWorkflow } from './down.js';

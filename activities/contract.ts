@@ -1,0 +1,85 @@
+/**
+ * The activity interface as the workflows see it (they import it as a type only, so no activity code reaches the
+ * workflow bundle). Every input is JSON-safe, secret-free plan data; every output is a step result from
+ * workflows/types.ts.
+ */
+import type {
+  EnvIdentity,
+  FleetEntry,
+  MemorySample,
+  NodeStateKind,
+  PlanRecipe,
+  PlanTarget,
+  PreflightReport,
+  ReadinessProbe,
+  StartResult,
+  StopResult,
+  UpPlan,
+  VerifyResult,
+  WriteEnvResult,
+} from '../workflows/types.js';
+
+export interface StopInput {
+  node: string;
+  target: PlanTarget;
+  recipe: PlanRecipe;
+}
+
+export interface StartInput {
+  plan: UpPlan;
+  /** `${workflowId}/${firstExecutionRunId}`: the node keeps an atomic marker so one deploy starts start.sh once. */
+  deployId: string;
+}
+
+export interface VerifyInput {
+  plan: UpPlan;
+  logPath: string | null;
+}
+
+/** What the workflow knows about the node; the activity adds time, workflow and run IDs. */
+export interface StateInput {
+  node: string;
+  state: NodeStateKind;
+  action: 'up' | 'down';
+  profile: string | null;
+  identity: EnvIdentity | null;
+  backupPath: string | null;
+  logPath: string | null;
+  kvCacheLine: string | null;
+  maxModelLen: number | null;
+  servedModelName: string | null;
+  overlayManifest: unknown;
+  error: string | null;
+  previousProfile: string | null;
+  /** The gateway fragment is rebuilt from every node's state and this fleet list. */
+  fleet: FleetEntry[];
+}
+
+export interface PublishResult {
+  /** Gateway warnings (e.g. "no enabled endpoint: first node stays enabled"). */
+  warnings: string[];
+  changed: boolean;
+}
+
+export interface PulseActivities {
+  /** Step 1: read-only checks on the node. */
+  runPreflight(plan: UpPlan): Promise<PreflightReport>;
+  /** Step 2: the pulse-mkdir directories. */
+  makeDirs(plan: UpPlan): Promise<void>;
+  /** Step 3 (and down): stop.sh, then make sure the container is gone. */
+  stopServer(input: StopInput): Promise<StopResult>;
+  /** Step 4: poll MemAvailable every second until the gate, up to plan.memory.timeoutS. */
+  waitForMemory(plan: UpPlan): Promise<MemorySample>;
+  /** Step 5: backup + write the .env; skipped when the identity is the same. */
+  writeEnv(plan: UpPlan): Promise<WriteEnvResult>;
+  /** Step 6: setsid start.sh, at most once per deployId. */
+  startServer(input: StartInput): Promise<StartResult>;
+  /** Step 7: poll /v1/models every second until 200, up to plan.readiness.timeoutS. */
+  pollReadiness(plan: UpPlan): Promise<ReadinessProbe>;
+  /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
+  verifyServer(input: VerifyInput): Promise<VerifyResult>;
+  /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */
+  publishState(input: StateInput): Promise<PublishResult>;
+  /** Compensation: the node state says failed and the gateway fragment disables its endpoint. */
+  markFailed(input: StateInput): Promise<PublishResult>;
+}

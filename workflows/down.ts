@@ -1,0 +1,83 @@
+/**
+ * downWorkflow: `pulse model down --node <node>` as a durable workflow: stop.sh (container gone), then node state
+ * 'down' and the gateway fragment. A failure once the stop has begun marks the node failed (RUNTIME.md), the same
+ * saga as up. Step-sequence changes go behind patched(): see the comment at the top of up.ts.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { PulseActivities, StateInput } from '../activities/contract.js';
+import { publish, stopStep } from './options.js';
+import { failDeploy, refuseUnconfirmed } from './saga.js';
+import type { SagaState } from './saga.js';
+import { StepTracker } from './tracker.js';
+import type { DeployResult, DownPlan } from './types.js';
+
+function downActivities(plan: DownPlan) {
+  const on = ` on ${plan.node}`;
+  return {
+    stop: proxyActivities<PulseActivities>(stopStep(`1/2 stop${on}`)).stopServer,
+    publish: proxyActivities<PulseActivities>(publish(`2/2 publish state${on}`)).publishState,
+    markFailed: proxyActivities<PulseActivities>(publish(`compensation${on}`)).markFailed,
+  };
+}
+
+/** Stops the server on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
+export async function downWorkflow(plan: DownPlan): Promise<DeployResult> {
+  const acts = downActivities(plan);
+  const t = new StepTracker(plan.node, 'down');
+  const saga: SagaState = { armed: false };
+  const result = newResult(plan);
+  try {
+    refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'down');
+    saga.armed = true;
+    await t.run('stop', 'step 1/2 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe }), (s) =>
+      s.wasRunning ? 'stopped' : 'was not running',
+    );
+    const pub = await t.run('publish', 'step 2/2 publish state', () => acts.publish(stateInput(plan, 'down', null)));
+    result.warnings.push(...pub.warnings);
+  } catch (err) {
+    throw await failDeploy(err, t, saga, result, (error) => acts.markFailed(stateInput(plan, 'failed', error)));
+  }
+  result.ok = true;
+  result.state = 'down';
+  result.steps = t.resultSteps();
+  t.finish(`**down** on ${plan.node}`);
+  return result;
+}
+
+function stateInput(plan: DownPlan, state: StateInput['state'], error: string | null): StateInput {
+  return {
+    node: plan.node,
+    state,
+    action: 'down',
+    profile: null,
+    identity: null,
+    backupPath: null,
+    logPath: null,
+    kvCacheLine: null,
+    maxModelLen: null,
+    servedModelName: null,
+    overlayManifest: null,
+    error,
+    previousProfile: null,
+    fleet: plan.fleet,
+  };
+}
+
+function newResult(plan: DownPlan): DeployResult {
+  return {
+    ok: false,
+    node: plan.node,
+    action: 'down',
+    profile: null,
+    mode: 'down',
+    state: 'down',
+    backupPath: null,
+    rollbackCommand: null,
+    error: null,
+    warnings: [],
+    clientNotes: [],
+    steps: [],
+    errorType: null,
+    compensated: false,
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * Named activity option presets. Every timeout is traceable to a spec value or to the heartbeat contract:
+ *
+ * - Every node step heartbeats at least every few seconds (activities/heartbeat.ts), so HEARTBEAT_TIMEOUT (30 s)
+ *   is how long a SIGKILLed worker goes unnoticed before Temporal retries the step on another worker.
+ * - The two waits (memory, readiness) are one long activity each that polls every second; their deadline is the
+ *   spec's (memTimeoutS, --timeout-s = READY_TIMEOUT_S + readyGraceS) and is enforced by the activity itself from
+ *   the first attempt's start, carried across retries in heartbeat details. startToClose is only a backstop.
+ * - config/precondition/refused/timeout/verify failures are never retried (NON_RETRYABLE_FAILURES).
+ * Workflow code: deterministic, no imports but types and @temporalio/workflow.
+ */
+import { ActivityCancellationType } from '@temporalio/workflow';
+import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import { NON_RETRYABLE_FAILURES } from './failures.js';
+
+/** A dead worker is noticed within this time (activities heartbeat every ~5 s while a node script runs). */
+export const HEARTBEAT_TIMEOUT_S = 30;
+/** Extra time over a wait's spec deadline before Temporal's own startToClose backstop fires. */
+const WAIT_BACKSTOP_S = 120;
+
+/** Unreachable nodes, dropped ssh links and worker crashes are retried with a capped backoff (~3 min in all). */
+export const NODE_RETRY: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '30s',
+  maximumAttempts: 8,
+  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+};
+
+/** Local state writes (node state, gateway file) only fail on a lock or disk problem: retry briefly. */
+const LOCAL_RETRY: RetryPolicy = {
+  initialInterval: '500ms',
+  backoffCoefficient: 2,
+  maximumInterval: '5s',
+  maximumAttempts: 10,
+  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+};
+
+function nodeStep(summary: string, startToCloseS: number): ActivityOptions {
+  return {
+    summary,
+    startToCloseTimeout: `${startToCloseS}s`,
+    heartbeatTimeout: `${HEARTBEAT_TIMEOUT_S}s`,
+    retry: NODE_RETRY,
+    // Wait until the node script is really killed before compensation touches the node.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+}
+
+/** Preflight, mkdir, write .env, start (setsid returns at once), verify: a few seconds each on a healthy node. */
+export function quickStep(summary: string): ActivityOptions {
+  return nodeStep(summary, 300);
+}
+
+/** stop.sh waits for docker stop (and the recipe's own teardown): allow 10 minutes. */
+export function stopStep(summary: string): ActivityOptions {
+  return nodeStep(summary, 600);
+}
+
+/** Step 4: MemAvailable reaches the gate within plan.memory.timeoutS (spec memTimeoutS, default 600). */
+export function memoryWait(summary: string, timeoutS: number): ActivityOptions {
+  return { ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S), retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 } };
+}
+
+/** Step 7: /v1/models answers 200 within plan.readiness.timeoutS (READY_TIMEOUT_S + readyGraceS by default). */
+export function readinessWait(summary: string, timeoutS: number): ActivityOptions {
+  return { ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S), retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 } };
+}
+
+/** Step 9 and the compensation: local files under $PULSE_STATE_DIR, no node involved. */
+export function publish(summary: string): ActivityOptions {
+  return { summary, startToCloseTimeout: '30s', retry: LOCAL_RETRY };
+}

@@ -1,0 +1,80 @@
+/**
+ * Step bookkeeping of one deploy, in workflow code: the `progress` query, the UI's current details and the
+ * DeployResult's step list all come from here. Time is the workflow clock (deterministic on replay).
+ */
+import { defineQuery, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { PROGRESS_QUERY } from './definitions.js';
+import type { DeployProgress, DeployResult, StepRecord } from './types.js';
+
+/** Answers the deploy's live step list; see DeployProgress. */
+export const progressQuery = defineQuery<DeployProgress>(PROGRESS_QUERY);
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export class StepTracker {
+  private readonly records: StepRecord[] = [];
+  private readonly started = Date.now();
+  private current: StepRecord | null = null;
+  private done = false;
+
+  constructor(
+    private readonly node: string,
+    private readonly action: 'up' | 'down',
+  ) {
+    setHandler(progressQuery, () => this.progress());
+  }
+
+  /** Runs one step: records its start, end and outcome, and shows it as the workflow's current details. */
+  async run<T>(step: string, title: string, fn: () => Promise<T>, note?: (r: T) => string | undefined): Promise<T> {
+    const rec: StepRecord = { step, title, state: 'running', startedAt: iso(Date.now()), ms: null };
+    this.records.push(rec);
+    this.current = rec;
+    this.details(`**${title}** (${this.action} on ${this.node}) since ${rec.startedAt}`);
+    try {
+      const r = await fn();
+      rec.state = 'ok';
+      const n = note?.(r);
+      if (n !== undefined) rec.note = n;
+      return r;
+    } catch (err) {
+      rec.state = 'failed';
+      throw err;
+    } finally {
+      rec.ms = Date.now() - Date.parse(rec.startedAt);
+      this.current = null;
+    }
+  }
+
+  /** The step that failed last (for the "<step>: <error>" message), if any. */
+  failedStep(): string | null {
+    const failed = this.records.filter((r) => r.state === 'failed');
+    return failed.length > 0 ? (failed[failed.length - 1]?.step ?? null) : null;
+  }
+
+  finish(summary: string): void {
+    this.done = true;
+    this.details(summary);
+  }
+
+  progress(): DeployProgress {
+    return {
+      node: this.node,
+      action: this.action,
+      step: this.current?.step ?? null,
+      startedAt: iso(this.started),
+      steps: this.records.map((r) => ({ ...r })),
+      done: this.done,
+    };
+  }
+
+  resultSteps(): DeployResult['steps'] {
+    return this.records.map((r) => ({ step: r.step, ok: r.state === 'ok', ms: r.ms ?? 0, ...(r.note ? { note: r.note } : {}) }));
+  }
+
+  private details(text: string): void {
+    // Current details (SDK >= 1.12) are shown on the workflow page of the UI; not part of history.
+    setCurrentDetails(text);
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * upWorkflow: the nine steps of `pulse model up` as a durable saga (RUNTIME.md "What up does").
+ *
+ * Changing this file after release: Temporal replays old histories against new code, so a change to the step
+ * sequence (a new activity, a removed one, a different order) must be gated: `if (patched('pulse-<change>')) {
+ * new path } else { old path }`. Deploys already running keep the old path on replay; new ones take the new path.
+ * When no history older than the patch can still be running, switch to `deprecatePatch('pulse-<change>')` and later
+ * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
+ */
+import { ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { PulseActivities, StateInput } from '../activities/contract.js';
+import { FAILURE } from './failures.js';
+import { memoryWait, publish, quickStep, readinessWait, stopStep } from './options.js';
+import { rollbackCommand } from './result.js';
+import { failDeploy, refuseUnconfirmed } from './saga.js';
+import type { SagaState } from './saga.js';
+import { StepTracker } from './tracker.js';
+import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from './types.js';
+
+/** One proxy per step, so each activity carries its own preset and its UI summary. */
+function upActivities(plan: UpPlan) {
+  const on = ` on ${plan.node}`;
+  return {
+    preflight: proxyActivities<PulseActivities>(quickStep(`1/9 preflight${on}`)).runPreflight,
+    mkdir: proxyActivities<PulseActivities>(quickStep(`2/9 mkdir${on}`)).makeDirs,
+    stop: proxyActivities<PulseActivities>(stopStep(`3/9 stop${on}`)).stopServer,
+    memory: proxyActivities<PulseActivities>(memoryWait(`4/9 memory wait${on}`, plan.memory.timeoutS)).waitForMemory,
+    writeEnv: proxyActivities<PulseActivities>(quickStep(`5/9 write .env${on}`)).writeEnv,
+    start: proxyActivities<PulseActivities>(quickStep(`6/9 start${on}`)).startServer,
+    readiness: proxyActivities<PulseActivities>(readinessWait(`7/9 readiness${on}`, plan.readiness.timeoutS)).pollReadiness,
+    verify: proxyActivities<PulseActivities>(quickStep(`8/9 verify${on}`)).verifyServer,
+    publish: proxyActivities<PulseActivities>(publish(`9/9 publish state${on}`)).publishState,
+    starting: proxyActivities<PulseActivities>(publish(`state starting${on}`)).publishState,
+    markFailed: proxyActivities<PulseActivities>(publish(`compensation${on}`)).markFailed,
+  };
+}
+
+interface UpRun {
+  plan: UpPlan;
+  acts: ReturnType<typeof upActivities>;
+  t: StepTracker;
+  saga: SagaState;
+  result: DeployResult;
+  pre: PreflightReport | null;
+  written: WriteEnvResult | null;
+  started: StartResult | null;
+}
+
+/** Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
+export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
+  const run: UpRun = {
+    plan,
+    acts: upActivities(plan),
+    t: new StepTracker(plan.node, 'up'),
+    saga: { armed: false },
+    result: newResult(plan),
+    pre: null,
+    written: null,
+    started: null,
+  };
+  try {
+    refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
+    await runSteps(run);
+  } catch (err) {
+    const r = run.result;
+    if (run.saga.armed) r.rollbackCommand = rollbackCommand(plan.node, previousProfile(run), plan.rollbackHint, plan.protected);
+    if (!run.saga.armed) r.state = run.pre?.container?.running ? 'up' : 'down';
+    throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)));
+  }
+  run.result.steps = run.t.resultSteps();
+  run.t.finish(`**up** ${plan.profile} on ${plan.node} (${run.result.mode})`);
+  return run.result;
+}
+
+async function runSteps(run: UpRun): Promise<void> {
+  const { plan, acts, t } = run;
+  run.pre = await t.run('preflight', 'step 1/9 preflight', () => acts.preflight(plan), (r) => r.restartReason ?? undefined);
+  if (!run.pre.ok) {
+    const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+    throw ApplicationFailure.create({ type: FAILURE.precondition, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
+  }
+  if (run.pre.sameIdentityRunning && !plan.restart) {
+    run.result.mode = 'same-identity';
+    return finishSteps(run, null);
+  }
+  await t.run('mkdir', 'step 2/9 mkdir', () => acts.mkdir(plan));
+  run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
+  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe }));
+  await t.run('memory', 'step 4/9 memory wait', () => acts.memory(plan), (m) => `MemAvailable ${m.memAvailableGiB} GiB`);
+  run.written = await t.run('write-env', 'step 5/9 write .env', () => acts.writeEnv(plan), (w) => (w.written ? `backup ${w.backupPath ?? 'none'}` : 'same identity: not written'));
+  run.result.backupPath = run.written.backupPath;
+  const info = workflowInfo();
+  // One deploy ID for every attempt and every worker: the node's start marker makes start.sh run once per deploy.
+  const deployId = `${info.workflowId}/${info.firstExecutionRunId}`;
+  run.started = await t.run('start', 'step 6/9 start', async () => {
+    await acts.starting(stateInput(run, 'starting', null));
+    return acts.start({ plan, deployId });
+  }, (s) => (s.started ? `log ${s.logPath}` : 'already started by this deploy'));
+  await finishSteps(run, run.started.logPath);
+}
+
+/** Steps 7, 8, 9: also the whole deploy when the same identity already runs. */
+async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
+  const { plan, acts, t, result } = run;
+  await t.run('readiness', 'step 7/9 readiness', () => acts.readiness(plan), (p) => p.detail);
+  const v = await t.run('verify', 'step 8/9 verify', () => acts.verify({ plan, logPath }), (r) => r.kvCacheLine ?? undefined);
+  result.warnings.push(...v.warnings, ...v.proofs.filter((p) => !p.found).map((p) => `proof not found in the log: ${p.text}`));
+  if (!v.ok) throw ApplicationFailure.create({ type: FAILURE.verify, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
+  const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };
+  const pub = await t.run('publish', 'step 9/9 publish state', () => acts.publish(input));
+  result.warnings.push(...pub.warnings);
+  result.ok = true;
+  result.state = 'up';
+}
+
+function previousProfile(run: UpRun): string | null {
+  return run.pre?.currentIdentity?.profile ?? null;
+}
+
+function stateInput(run: UpRun, state: StateInput['state'], error: string | null): StateInput {
+  const { plan } = run;
+  return {
+    node: plan.node,
+    state,
+    action: 'up',
+    profile: plan.profile,
+    identity: plan.env.identity,
+    backupPath: run.written?.backupPath ?? null,
+    logPath: run.started?.logPath ?? null,
+    kvCacheLine: null,
+    maxModelLen: null,
+    servedModelName: null,
+    overlayManifest: plan.overlay?.manifest ?? null,
+    error,
+    previousProfile: previousProfile(run),
+    fleet: plan.fleet,
+  };
+}
+
+function newResult(plan: UpPlan): DeployResult {
+  return {
+    ok: false,
+    node: plan.node,
+    action: 'up',
+    profile: plan.profile,
+    mode: 'full',
+    state: 'starting',
+    backupPath: null,
+    rollbackCommand: null,
+    error: null,
+    warnings: [],
+    clientNotes: plan.clientNotes,
+    steps: [],
+    errorType: null,
+    compensated: false,
+  };
+}
