@@ -1,0 +1,220 @@
+/**
+ * The embedded default: with no Temporal address configured, pulse runs the pinned `temporal server start-dev`
+ * itself (SQLite under the state dir, Web UI on gRPC port + 1000) and reuses it on the next invocation.
+ * No Temporal SDK here: `status` calls `runningEmbeddedServer()` and must stay cheap and never start anything.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, openSync, closeSync } from 'node:fs';
+import { mkdir, readFile, writeFile, rename, open, rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PulseError } from '../runtime/errors.js';
+
+/** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
+export interface EmbeddedServer {
+  pid: number;
+  ip: string;
+  port: number;
+  uiPort: number;
+  address: string;
+  dbFile: string;
+  logFile: string;
+  startedAt: string;
+}
+
+const IP = '127.0.0.1';
+const SEARCH_ATTRIBUTES = ['PulseNode', 'PulseProfile', 'PulseAction'];
+const START_TIMEOUT_MS = 60_000;
+
+/** `<repo>/.tools/bin/temporal` (dist/cli/ is two levels below the repo root), or $PULSE_TEMPORAL_BIN. */
+export function temporalBinary(): string {
+  const fromEnv = process.env['PULSE_TEMPORAL_BIN'];
+  if (fromEnv) return fromEnv;
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', '.tools/bin/temporal');
+}
+
+/** gRPC port of the embedded server: $PULSE_TEMPORAL_PORT, default 7233. */
+export function embeddedPort(): number {
+  const raw = process.env['PULSE_TEMPORAL_PORT'];
+  if (raw === undefined || raw === '') return 7233;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64535) {
+    throw new PulseError('usage', `PULSE_TEMPORAL_PORT must be a port number below 64536, got "${raw}"`);
+  }
+  return n;
+}
+
+function files(stateDir: string) {
+  const dir = path.join(stateDir, 'temporal');
+  return { dir, info: path.join(dir, 'server.json'), lock: path.join(dir, 'server.lock'), db: path.join(dir, 'dev.db'), log: path.join(dir, 'server.log') };
+}
+
+/** True when something accepts a TCP connection on ip:port within the timeout. */
+export function portAnswers(ip: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: ip, port });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(timeoutMs, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Guards against pid reuse: on Linux the pid must still be a `temporal` process. */
+async function isTemporalProcess(pid: number): Promise<boolean> {
+  if (!pidAlive(pid)) return false;
+  try {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.includes('temporal');
+  } catch {
+    return !existsSync('/proc/self'); // no procfs: trust the pid
+  }
+}
+
+async function readInfo(infoFile: string): Promise<EmbeddedServer | null> {
+  try {
+    const v = JSON.parse(await readFile(infoFile, 'utf8')) as EmbeddedServer;
+    return typeof v.pid === 'number' && typeof v.port === 'number' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The server pulse started before, when it still runs and answers; null otherwise. Never starts anything. */
+export async function runningEmbeddedServer(stateDir: string): Promise<EmbeddedServer | null> {
+  const info = await readInfo(files(stateDir).info);
+  if (!info || !(await isTemporalProcess(info.pid))) return null;
+  return (await portAnswers(info.ip, info.port)) ? info : null;
+}
+
+/** Start-dev arguments; exported so tests and the README can show exactly what runs. */
+export function startDevArgs(dbFile: string, port: number): string[] {
+  const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', IP, '--port', String(port)];
+  args.push('--ui-port', String(port + 1000), '--ui-disable-news-fetch');
+  args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
+  return args;
+}
+
+/** Reuses the embedded server, or starts it detached and waits until its port answers. */
+export async function ensureEmbeddedServer(stateDir: string): Promise<EmbeddedServer> {
+  const running = await runningEmbeddedServer(stateDir);
+  if (running) return running;
+  const f = files(stateDir);
+  await mkdir(f.dir, { recursive: true, mode: 0o700 });
+  const release = await takeLock(f.lock, stateDir);
+  try {
+    // Another pulse may have started it while we waited for the lock.
+    const again = await runningEmbeddedServer(stateDir);
+    if (again) return again;
+    return await startServer(f);
+  } finally {
+    await release();
+  }
+}
+
+async function startServer(f: ReturnType<typeof files>): Promise<EmbeddedServer> {
+  const port = embeddedPort();
+  const bin = temporalBinary();
+  if (!existsSync(bin)) {
+    throw new PulseError('temporal', `the pinned Temporal CLI is missing at ${bin}`, {
+      hint: 'run `bash scripts/setup.sh`, or set TEMPORAL_ADDRESS to use another Temporal server',
+    });
+  }
+  for (const p of [port, port + 1000]) {
+    if (await portAnswers(IP, p)) {
+      throw new PulseError('temporal', `port ${p} on ${IP} is in use by a program that pulse did not start`, {
+        hint: 'set PULSE_TEMPORAL_PORT to another port, or TEMPORAL_ADDRESS to use that server',
+      });
+    }
+  }
+  const logFd = openSync(f.log, 'a', 0o600);
+  const child = spawn(bin, startDevArgs(f.db, port), { detached: true, stdio: ['ignore', logFd, logFd], cwd: f.dir });
+  closeSync(logFd);
+  child.unref();
+  if (child.pid === undefined) throw new PulseError('temporal', `could not start ${bin}`, { hint: `see ${f.log}` });
+  const info: EmbeddedServer = {
+    pid: child.pid, ip: IP, port, uiPort: port + 1000, address: `${IP}:${port}`,
+    dbFile: f.db, logFile: f.log, startedAt: new Date().toISOString(),
+  };
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  await waitForPort(info, () => exited);
+  const tmp = `${f.info}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  await rename(tmp, f.info);
+  return info;
+}
+
+async function waitForPort(info: EmbeddedServer, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exited()) break;
+    if (await portAnswers(info.ip, info.port, 500)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const tail = await logTail(info.logFile);
+  if (!exited()) process.kill(info.pid, 'SIGTERM');
+  throw new PulseError('temporal', `the embedded Temporal server did not start on ${info.address}${tail ? `: ${tail}` : ''}`, {
+    hint: `see ${info.logFile}`,
+  });
+}
+
+async function logTail(logFile: string): Promise<string> {
+  try {
+    const lines = (await readFile(logFile, 'utf8')).trim().split('\n');
+    return (lines[lines.length - 1] ?? '').slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
+/** An exclusive lock file holding our pid; a lock whose holder died is taken over. */
+async function takeLock(lockFile: string, stateDir: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const fh = await open(lockFile, 'wx', 0o600);
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return () => rm(lockFile, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = Number(await readFile(lockFile, 'utf8').catch(() => ''));
+    if (!Number.isInteger(holder) || holder <= 0 || !pidAlive(holder)) {
+      await rm(lockFile, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new PulseError('temporal', `another pulse (pid ${holder}) is still starting the embedded Temporal server`, {
+        hint: `remove ${lockFile} if that process is stuck`,
+      });
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    if (await runningEmbeddedServer(stateDir)) continue; // loop takes the (soon free) lock and reuses it
+  }
+}
+
+/** Stops the embedded server (tests, and a future `pulse server stop`); true when one was running. */
+export async function stopEmbeddedServer(stateDir: string): Promise<boolean> {
+  const info = await readInfo(files(stateDir).info);
+  if (!info || !(await isTemporalProcess(info.pid))) return false;
+  process.kill(info.pid, 'SIGTERM');
+  for (let i = 0; i < 100 && pidAlive(info.pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (pidAlive(info.pid)) process.kill(info.pid, 'SIGKILL');
+  return true;
+}

@@ -1,0 +1,177 @@
+/**
+ * Follows one deploy from the Temporal server (history events + describe), never from a worker, so it survives a
+ * worker restart: one line per step as it starts and ends, a wait-progress line, then the final DeployResult.
+ * Histories stay small (heartbeats add no events), so each poll re-reads the whole history and skips seen events.
+ */
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { DeployResult, WaitProgress } from '../workflows/types.js';
+import type { ProgressPrinter } from './progress-printer.js';
+
+/** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
+interface Payload { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }
+interface Payloads { payloads?: Payload[] | null }
+interface Ts { seconds?: number | { toNumber(): number } | null; nanos?: number | null }
+interface FailureLike { message?: string | null; cause?: FailureLike | null; applicationFailureInfo?: { type?: string | null; details?: Payloads | null } | null; canceledFailureInfo?: { details?: Payloads | null } | null }
+export interface HistoryEventLike {
+  eventId?: number | { toNumber(): number } | null;
+  eventTime?: Ts | null;
+  userMetadata?: { summary?: Payload | null } | null;
+  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
+  activityTaskFailedEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
+  activityTaskTimedOutEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
+  activityTaskCanceledEventAttributes?: { scheduledEventId?: unknown } | null;
+  workflowExecutionCompletedEventAttributes?: { result?: Payloads | null } | null;
+  workflowExecutionFailedEventAttributes?: { failure?: FailureLike | null } | null;
+  workflowExecutionCanceledEventAttributes?: { details?: Payloads | null } | null;
+  workflowExecutionTerminatedEventAttributes?: { reason?: string | null } | null;
+  workflowExecutionTimedOutEventAttributes?: object | null;
+  workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string | null } | null;
+}
+
+/** How a followed deploy ended (or that the user detached). */
+export type FollowOutcome =
+  | { kind: 'closed'; status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out'; result: DeployResult | null; error: string | null; errorType: string | null }
+  | { kind: 'detached' };
+
+const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+const tsMs = (t: Ts | null | undefined): number => (t ? num(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0);
+
+/** Decodes the first payload (JSON), or undefined. */
+export function decodeFirst(p: Payloads | null | undefined): unknown {
+  const first = p?.payloads?.[0];
+  if (!first) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(first as never);
+  } catch {
+    return undefined;
+  }
+}
+
+function isDeployResult(v: unknown): v is DeployResult {
+  return typeof v === 'object' && v !== null && 'ok' in v && 'action' in v && 'steps' in v;
+}
+
+function isWaitProgress(v: unknown): v is WaitProgress {
+  return typeof v === 'object' && v !== null && 'attempt' in v && 'elapsedS' in v && 'timeoutS' in v;
+}
+
+/** The innermost useful failure message and its ApplicationFailure type. */
+function failureText(f: FailureLike | null | undefined): { message: string; type: string | null; details: unknown } {
+  let cur = f;
+  let message = f?.message ?? 'unknown failure';
+  let type: string | null = null;
+  let details: unknown;
+  while (cur) {
+    if (cur.message) message = cur.message;
+    type = cur.applicationFailureInfo?.type ?? type;
+    details = decodeFirst(cur.applicationFailureInfo?.details ?? cur.canceledFailureInfo?.details) ?? details;
+    cur = cur.cause;
+  }
+  return { message, type, details };
+}
+
+/** Turns history events into printer calls; returns the outcome when the close event is among them. */
+function applyEvent(ev: HistoryEventLike, scheduled: Map<number, { name: string; at: number }>, p: ProgressPrinter): FollowOutcome | null {
+  const at = tsMs(ev.eventTime);
+  const sched = ev.activityTaskScheduledEventAttributes;
+  if (sched) {
+    const summary = decodeFirst({ payloads: ev.userMetadata?.summary ? [ev.userMetadata.summary] : [] });
+    const name = typeof summary === 'string' && summary ? summary : (sched.activityType?.name ?? 'step');
+    scheduled.set(num(ev.eventId), { name, at });
+    p.stepStarted(name);
+    return null;
+  }
+  const end = ev.activityTaskCompletedEventAttributes ?? ev.activityTaskFailedEventAttributes ?? ev.activityTaskTimedOutEventAttributes ?? ev.activityTaskCanceledEventAttributes;
+  if (end) {
+    const s = scheduled.get(num(end.scheduledEventId));
+    const failure = 'failure' in end ? (end.failure as FailureLike | null) : null;
+    const outcome = ev.activityTaskCompletedEventAttributes ? 'ok' : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
+    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, failure ? failureText(failure).message : null);
+    return null;
+  }
+  return closeOutcome(ev);
+}
+
+function closeOutcome(ev: HistoryEventLike): FollowOutcome | null {
+  if (ev.workflowExecutionCompletedEventAttributes) {
+    const r = decodeFirst(ev.workflowExecutionCompletedEventAttributes.result);
+    return { kind: 'closed', status: 'completed', result: isDeployResult(r) ? r : null, error: null, errorType: null };
+  }
+  const failed = ev.workflowExecutionFailedEventAttributes;
+  if (failed) {
+    const f = failureText(failed.failure);
+    return { kind: 'closed', status: 'failed', result: isDeployResult(f.details) ? f.details : null, error: f.message, errorType: f.type };
+  }
+  if (ev.workflowExecutionCanceledEventAttributes) {
+    const d = decodeFirst(ev.workflowExecutionCanceledEventAttributes.details);
+    return { kind: 'closed', status: 'cancelled', result: isDeployResult(d) ? d : null, error: 'the deploy was cancelled', errorType: null };
+  }
+  if (ev.workflowExecutionTerminatedEventAttributes) {
+    const reason = ev.workflowExecutionTerminatedEventAttributes.reason;
+    return { kind: 'closed', status: 'terminated', result: null, error: `the deploy was terminated${reason ? `: ${reason}` : ''}`, errorType: null };
+  }
+  if (ev.workflowExecutionTimedOutEventAttributes) {
+    return { kind: 'closed', status: 'timed-out', result: null, error: 'the deploy reached its workflow timeout', errorType: null };
+  }
+  return null;
+}
+
+export interface FollowOptions {
+  printer: ProgressPrinter;
+  /** Aborted by SIGINT: stop following, the deploy goes on. */
+  signal: AbortSignal;
+  pollMs?: number;
+}
+
+/** Follows the run until it closes or the signal aborts. Transient server errors are retried quietly. */
+export async function followRun(client: Client, workflowId: string, runId: string, opts: FollowOptions): Promise<FollowOutcome> {
+  const handle = client.workflow.getHandle(workflowId, runId);
+  const scheduled = new Map<number, { name: string; at: number }>();
+  let seen = 0;
+  let failingSince: number | null = null;
+  for (;;) {
+    if (opts.signal.aborted) return { kind: 'detached' };
+    try {
+      const history = await handle.fetchHistory();
+      for (const ev of (history.events ?? []) as HistoryEventLike[]) {
+        if (num(ev.eventId) <= seen) continue;
+        seen = num(ev.eventId);
+        const outcome = applyEvent(ev, scheduled, opts.printer);
+        if (outcome) return outcome;
+      }
+      await showPending(handle, opts.printer);
+      if (failingSince !== null) opts.printer.note('the Temporal server answers again');
+      failingSince = null;
+    } catch (e) {
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > 10_000) {
+        opts.printer.note(`cannot read the deploy from the Temporal server (${(e as Error).message}); still trying`);
+        failingSince = Date.now();
+      }
+    }
+    await sleep(opts.pollMs ?? 1000, opts.signal);
+  }
+}
+
+async function showPending(handle: ReturnType<Client['workflow']['getHandle']>, p: ProgressPrinter): Promise<void> {
+  const d = await handle.describe();
+  for (const a of (d.raw.pendingActivities ?? []) as { activityType?: { name?: string | null } | null; heartbeatDetails?: Payloads | null; attempt?: number | null; lastFailure?: FailureLike | null }[]) {
+    const hb = decodeFirst(a.heartbeatDetails);
+    if (isWaitProgress(hb)) p.waitProgress(hb);
+    if ((a.attempt ?? 1) > 1 && a.lastFailure) p.retrying(a.activityType?.name ?? 'step', a.attempt ?? 2, failureText(a.lastFailure).message);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * Helpers for the end-to-end tier: run `node bin/pulse-cli` as a child, find free loopback ports for an embedded
+ * Temporal server, and make throwaway state dirs that are removed (with their server) after the test.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repo root, from dist/test/helpers/cli.js. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const CLI = path.join(ROOT, 'bin/pulse-cli');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function listenOnce(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a ? a.port : null));
+    });
+  });
+}
+
+/** A gRPC port p with p+1000 (the UI port) also free, below 64536. */
+export async function freePortPair(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const p = await listenOnce(0);
+    if (p === null || p + 1000 > 65535) continue;
+    if ((await listenOnce(p + 1000)) !== null) return p;
+  }
+  throw new Error('no free port pair found');
+}
+
+/** A fresh state dir under the OS temp dir. */
+export function tempDir(prefix = 'pulse-e2e-'): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/** Removes a temp dir, ignoring errors (cleanup must never mask the test's own failure). */
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/** Starts the CLI; the caller reads output through `collect`. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<CliResult>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done, output: () => stdout + stderr };
+}
+
+/** Runs the CLI to its end. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return startCli(args, env).done;
+}
+
+/** Resolves once the running CLI's output matches, or rejects when it exits first or the limit passes. */
+export async function waitForOutput(run: ReturnType<typeof startCli>, re: RegExp, limitMs = 120_000): Promise<string> {
+  const deadline = Date.now() + limitMs;
+  let exited = false;
+  void run.done.then(() => (exited = true));
+  while (!re.test(run.output())) {
+    if (exited || Date.now() > deadline) throw new Error(`output never matched ${re}:\n${run.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return run.output();
+}
