@@ -1,0 +1,128 @@
+/**
+ * Opening sessions to nodes. `openSession` gives one session; `NodePool` keeps ONE connection per node for all
+ * steps of a deploy, opens a new one after a dropped link, counts the connections it opened, and closes idle ones.
+ */
+import { PulseError } from '../errors.js';
+import { LocalTransport } from './local.js';
+import { TransportSession } from './session.js';
+import type { Transport } from './transport.js';
+import type { NodeSession, NodeTarget, RunOptions, RemoteResult, StepName } from './types.js';
+
+/** Open the transport of a target (ssh2 is loaded only when an ssh node is used). */
+async function openTransport(target: NodeTarget): Promise<Transport> {
+  if (target.host === 'local') return new LocalTransport(target);
+  if (target.host !== 'ssh' || !target.ssh) {
+    throw new PulseError('config', `${target.name}: host must be local, or ssh with an ssh target`);
+  }
+  const { openSshTransport } = await import('./ssh.js');
+  return openSshTransport(target);
+}
+
+/** Open a session to one node (local: child `bash -s`; ssh: one verified ssh2 connection). */
+export async function openSession(target: NodeTarget): Promise<NodeSession> {
+  return new TransportSession(await openTransport(target));
+}
+
+/** Options of a NodePool. */
+export interface PoolOptions {
+  /** Close a connection unused for this long (ms). Default 5 minutes. */
+  idleMs?: number;
+  /** Replace how a transport is opened (tests). */
+  open?: (target: NodeTarget) => Promise<Transport>;
+}
+
+interface Entry {
+  session: TransportSession | null;
+  opening: Promise<TransportSession> | null;
+  idle: NodeJS.Timeout | null;
+  busy: number;
+}
+
+/** One connection per node, shared by all steps; reconnects after a drop. */
+export class NodePool {
+  private readonly entries = new Map<string, Entry>();
+  private opened = 0;
+  private readonly idleMs: number;
+  private readonly opener: (target: NodeTarget) => Promise<Transport>;
+
+  constructor(opts: PoolOptions = {}) {
+    this.idleMs = opts.idleMs ?? 300_000;
+    this.opener = opts.open ?? openTransport;
+  }
+
+  /** How many connections this pool has opened in total (benchmarks assert one per node). */
+  get connectionsOpened(): number {
+    return this.opened;
+  }
+
+  /** A session for the target that borrows the pooled connection on every run. */
+  session(target: NodeTarget): NodeSession {
+    return {
+      target,
+      run: (step: StepName, opts?: RunOptions) => this.run(target, step, opts),
+      close: async () => undefined, // the pool owns the connection
+    };
+  }
+
+  /** The live pooled session of a node, opening (or re-opening after a drop) as needed. */
+  async acquire(target: NodeTarget): Promise<TransportSession> {
+    const e = this.entry(target.name);
+    if (e.session?.alive) return e.session;
+    e.session = null;
+    if (!e.opening) {
+      e.opening = this.opener(target).then(
+        (t) => {
+          this.opened += 1;
+          e.session = new TransportSession(t);
+          e.opening = null;
+          return e.session;
+        },
+        (err: unknown) => {
+          e.opening = null;
+          throw err;
+        },
+      );
+    }
+    return e.opening;
+  }
+
+  /** Run one step on the pooled connection; the idle timer stops while a step runs. */
+  async run(target: NodeTarget, step: StepName, opts?: RunOptions): Promise<RemoteResult> {
+    const e = this.entry(target.name);
+    if (e.idle) clearTimeout(e.idle);
+    e.busy += 1;
+    try {
+      return await (await this.acquire(target)).run(step, opts);
+    } finally {
+      e.busy -= 1;
+      if (e.busy === 0) this.armIdle(target.name, e);
+    }
+  }
+
+  /** Close every connection. */
+  async closeAll(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map(async (e) => {
+      if (e.idle) clearTimeout(e.idle);
+      await e.session?.close().catch(() => undefined);
+    }));
+  }
+
+  private entry(name: string): Entry {
+    let e = this.entries.get(name);
+    if (!e) this.entries.set(name, (e = { session: null, opening: null, idle: null, busy: 0 }));
+    return e;
+  }
+
+  private armIdle(name: string, e: Entry): void {
+    e.idle = setTimeout(() => {
+      if (e.busy > 0) return;
+      const s = e.session;
+      e.session = null;
+      this.entries.delete(name);
+      void s?.close().catch(() => undefined);
+    }, this.idleMs);
+    e.idle.unref();
+  }
+}

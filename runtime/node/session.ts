@@ -1,0 +1,104 @@
+/**
+ * A NodeSession over any transport: sends prelude + inputs + step body to `bash -s`, parses records, and on abort
+ * kills the step's process group on the node (from the prelude's `pgid` record) before closing the channel.
+ */
+import { PulseError } from '../errors.js';
+import { RecordParser, Tail } from './records.js';
+import { scriptText } from './script.js';
+import type { Channel, Transport } from './transport.js';
+import type { NodeSession, NodeTarget, PulseRecord, RemoteResult, RunOptions, StepName } from './types.js';
+
+/** How long an abort waits for the prelude's pgid record before it can only close the channel. */
+const PGID_WAIT_MS = 5000;
+
+/** Attach the record parser and the stderr tail to a channel. */
+function collect(ch: Channel, opts: RunOptions): { records: PulseRecord[]; raw: string[]; tail: Tail; pgid: Promise<number | null> } {
+  const records: PulseRecord[] = [];
+  const raw: string[] = [];
+  const tail = new Tail();
+  let gotPgid: (n: number | null) => void = () => undefined;
+  // The prelude's first record; an abort that comes before it waits for it (or for the end of the run).
+  const pgid = new Promise<number | null>((res) => (gotPgid = res));
+  void ch.done.then(() => gotPgid(null));
+  const parser = new RecordParser((r, line) => {
+    if (r.kind === 'pgid' && typeof r.pgid === 'number') gotPgid(r.pgid);
+    records.push(r);
+    raw.push(line);
+    try {
+      opts.onRecord?.(r);
+    } catch {
+      /* a listener's bug must not break the run */
+    }
+  });
+  ch.stdout.on('data', (c: Buffer) => parser.push(c));
+  ch.stdout.on('end', () => parser.end());
+  ch.stderr.on('data', (c: Buffer) => tail.push(c));
+  return { records, raw, tail, pgid };
+}
+
+/** The error an aborted run rejects with: the signal's own reason when it is an Error. */
+function abortError(target: NodeTarget, step: StepName, signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new PulseError('script', `${target.name}: step ${step} was cancelled`);
+}
+
+/** A session bound to one transport (one ssh connection, or the local host). */
+export class TransportSession implements NodeSession {
+  constructor(private readonly transport: Transport) {}
+
+  get target(): NodeTarget {
+    return this.transport.target;
+  }
+
+  get alive(): boolean {
+    return this.transport.alive;
+  }
+
+  /** Run one step script; resolves with its typed result (any exit code), rejects on transport failure or abort. */
+  async run(step: StepName, opts: RunOptions = {}): Promise<RemoteResult> {
+    const text = scriptText(step, opts.env ?? {});
+    if (opts.signal?.aborted) throw abortError(this.target, step, opts.signal);
+    const started = Date.now();
+    const ch = await this.transport.exec();
+    const out = collect(ch, opts);
+    let aborted: Promise<void> | null = null;
+    const onAbort = (): void => {
+      const timeout = new Promise<null>((res) => setTimeout(() => res(null), PGID_WAIT_MS).unref());
+      aborted = Promise.race([out.pgid, timeout]).then((pg) => this.killGroup(pg)).finally(() => ch.kill());
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    ch.stdin.end(text);
+    try {
+      const ended = await ch.done.then((v) => v, (e: unknown) => (aborted ? null : Promise.reject(e)));
+      if (aborted || ended === null) {
+        await aborted;
+        throw abortError(this.target, step, opts.signal as AbortSignal);
+      }
+      const { code, signal } = ended;
+      return {
+        node: this.target.name, step, exitCode: code, signal, records: out.records,
+        stderrTail: out.tail.text(), rawRecords: out.raw, durationMs: Date.now() - started,
+      };
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Kill a step's process group on the node, over the same link. Best effort: the channel closes anyway. */
+  private async killGroup(pgid: number | null): Promise<void> {
+    if (pgid === null || !this.transport.alive) return;
+    try {
+      const ch = await this.transport.exec();
+      ch.stdout.resume();
+      ch.stderr.resume();
+      ch.stdin.end(scriptText('kill-group', { PULSE_KILL_PGID: String(pgid) }));
+      await ch.done;
+    } catch {
+      /* the link is gone; nothing more can be done from here */
+    }
+  }
+
+  /** Close the underlying link. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}

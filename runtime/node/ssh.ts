@@ -1,0 +1,170 @@
+/**
+ * `host: ssh` — the only module that imports ssh2. Settings come from `ssh -G`; the host key is verified against
+ * known_hosts before any byte of a script is sent; auth is ssh-agent then identity files; no agent forwarding.
+ * Every script runs as the remote command `bash -s` exactly, with the script on stdin.
+ */
+import { readFileSync } from 'node:fs';
+import type { Duplex } from 'node:stream';
+import ssh2 from 'ssh2';
+import type { AgentAuthMethod, PublicKeyAuthMethod, Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2';
+import { PulseError } from '../errors.js';
+import { knownTypes, verifyHostKey } from './known-hosts.js';
+import { resolveSsh } from './ssh-config.js';
+import type { SshSettings } from './ssh-config.js';
+import type { Channel, Transport } from './transport.js';
+import type { NodeTarget } from './types.js';
+
+const { Client, utils } = ssh2;
+const KEEPALIVE_MS = 15_000;
+const KEEPALIVE_MAX = 4;
+const READY_TIMEOUT_MS = 20_000;
+
+/** Host key algorithms the server may use, limited to the types known_hosts holds for it (so we can verify). */
+function hostKeyAlgorithms(types: string[]): string[] | undefined {
+  if (types.length === 0) return undefined;
+  return types.flatMap((t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]));
+}
+
+/** Auth attempts in ssh's order: the agent, then each readable unencrypted identity file. */
+function authMethods(s: SshSettings): (AgentAuthMethod | PublicKeyAuthMethod)[] {
+  const out: (AgentAuthMethod | PublicKeyAuthMethod)[] = [];
+  if (process.env.SSH_AUTH_SOCK) out.push({ type: 'agent', username: s.user, agent: process.env.SSH_AUTH_SOCK });
+  for (const file of s.identityFiles) {
+    let data: Buffer;
+    try {
+      data = readFileSync(file);
+    } catch {
+      continue;
+    }
+    const parsed = utils.parseKey(data);
+    if (parsed instanceof Error) continue; // encrypted without agent, or not a key: ssh would prompt; we cannot
+    out.push({ type: 'publickey', username: s.user, key: data });
+  }
+  return out;
+}
+
+/** Connect and authenticate one ssh2 client (optionally over a forwarded stream from a jump host). */
+function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
+  const keyHost = s.hostKeyAlias ?? s.hostname;
+  const auth = authMethods(s);
+  if (auth.length === 0) {
+    return Promise.reject(new PulseError('unreachable', `${s.alias}: no ssh-agent (SSH_AUTH_SOCK) and no readable unencrypted IdentityFile`));
+  }
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    let refusal: string | null = null;
+    const config: ConnectConfig = {
+      host: s.hostname, port: s.port, username: s.user, sock, authHandler: auth, agentForward: false,
+      keepaliveInterval: KEEPALIVE_MS, keepaliveCountMax: KEEPALIVE_MAX,
+      readyTimeout: s.connectTimeoutS ? s.connectTimeoutS * 1000 : READY_TIMEOUT_MS,
+      hostVerifier: (key: Buffer) => {
+        const v = verifyHostKey(key, keyHost, s.port, s.knownHostsFiles, s.strictHostKeyChecking);
+        if (!v.ok) refusal = v.reason;
+        else if (v.warning) process.stderr.write(`pulse: warning: ${v.warning}\n`);
+        return v.ok;
+      },
+    };
+    const algos = hostKeyAlgorithms(knownTypes(s.knownHostsFiles, keyHost, s.port));
+    if (algos) config.algorithms = { serverHostKey: algos as never };
+    client.once('ready', () => resolve(client));
+    client.once('error', (e: Error) => {
+      client.end();
+      const why = refusal ?? e.message;
+      reject(new PulseError('unreachable', `${s.alias} (${s.user}@${s.hostname}:${s.port}): ${why}`, { cause: e }));
+    });
+    client.connect(config);
+  });
+}
+
+/** `[user@]host[:port]` of a ProxyJump entry, resolved through ssh -G for the host part. */
+async function resolveJump(spec: string): Promise<SshSettings> {
+  const m = /^(?:([^@]+)@)?([^:@]+)(?::(\d+))?$/.exec(spec);
+  if (!m || !m[2]) throw new PulseError('config', `ProxyJump ${JSON.stringify(spec)}: expected [user@]host[:port]`);
+  const s = await resolveSsh(m[2]);
+  if (s.proxyJump.length > 0 || s.proxyCommand) {
+    throw new PulseError('config', `ProxyJump ${spec} itself needs a jump host: pulse supports one ProxyJump hop`);
+  }
+  return { ...s, user: m[1] ?? s.user, port: m[3] ? Number(m[3]) : s.port };
+}
+
+/** Open a forwarded TCP stream through the jump client to the target's host:port. */
+function forward(jump: ClientType, s: SshSettings): Promise<Duplex> {
+  return new Promise((resolve, reject) => {
+    jump.forwardOut('127.0.0.1', 0, s.hostname, s.port, (err, stream) => {
+      if (err) reject(new PulseError('unreachable', `${s.alias}: the jump host cannot reach ${s.hostname}:${s.port}: ${err.message}`, { cause: err }));
+      else resolve(stream);
+    });
+  });
+}
+
+/** One ssh connection (plus its jump host, if any) used for every step on a node. */
+export class SshTransport implements Transport {
+  private up = true;
+
+  constructor(readonly target: NodeTarget, private readonly client: ClientType, private readonly jump: ClientType | null) {
+    const down = (): void => {
+      this.up = false;
+    };
+    for (const c of [client, jump]) {
+      c?.on('close', down);
+      c?.on('end', down);
+      c?.on('error', down);
+    }
+  }
+
+  get alive(): boolean {
+    return this.up;
+  }
+
+  /** Start `bash -s` on the node. The remote command is the fixed string `bash -s`, never built from inputs. */
+  exec(): Promise<Channel> {
+    return new Promise((resolve, reject) => {
+      if (!this.up) {
+        reject(new PulseError('unreachable', `${this.target.name}: the ssh connection is closed`));
+        return;
+      }
+      this.client.exec('bash -s', (err, ch) => {
+        if (err) reject(new PulseError('unreachable', `${this.target.name}: cannot start bash -s over ssh: ${err.message}`, { cause: err }));
+        else resolve(this.channel(ch));
+      });
+    });
+  }
+
+  private channel(ch: ClientChannel): Channel {
+    let exit: { code: number | null; signal: string | null } | null = null;
+    ch.on('exit', (code: number | null, signal?: string) => {
+      exit = { code: typeof code === 'number' ? code : null, signal: signal ?? null };
+    });
+    const done = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
+      ch.once('close', () => {
+        if (exit) resolve(exit);
+        else reject(new PulseError('unreachable', `${this.target.name}: the ssh link dropped while a script ran`));
+      });
+    });
+    done.catch(() => undefined);
+    ch.stdin.on('error', () => undefined);
+    return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close() };
+  }
+
+  /** Close the connection (and the jump host's). */
+  async close(): Promise<void> {
+    this.up = false;
+    this.client.end();
+    this.jump?.end();
+  }
+}
+
+/** Resolve the target's alias, connect (through one ProxyJump hop if configured), verify, authenticate. */
+export async function openSshTransport(target: NodeTarget): Promise<Transport> {
+  const s = await resolveSsh(target.ssh ?? target.name);
+  if (s.proxyCommand) throw new PulseError('config', `${target.name}: ProxyCommand is not supported by pulse; use ProxyJump (one hop)`);
+  if (s.proxyJump.length > 1) throw new PulseError('config', `${target.name}: ProxyJump ${s.proxyJump.join(',')} has more than one hop; pulse supports one`);
+  if (s.proxyJump.length === 0) return new SshTransport(target, await connectClient(s), null);
+  const jump = await connectClient(await resolveJump(s.proxyJump[0] as string));
+  try {
+    return new SshTransport(target, await connectClient(s, await forward(jump, s)), jump);
+  } catch (e) {
+    jump.end();
+    throw e;
+  }
+}

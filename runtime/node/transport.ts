@@ -1,0 +1,24 @@
+/** The small interface that local.ts and ssh.ts implement: start `bash -s` and hand back its streams. */
+import type { Readable, Writable } from 'node:stream';
+import type { NodeTarget } from './types.js';
+
+/** One running `bash -s`. */
+export interface Channel {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** Resolves once the process ended and its output streams are drained. */
+  done: Promise<{ code: number | null; signal: string | null }>;
+  /** Tear the channel down (local: kill the process group; ssh: close the channel). */
+  kill(): void;
+}
+
+/** A live link to one node. */
+export interface Transport {
+  readonly target: NodeTarget;
+  /** False once the link dropped or was closed; the pool then opens a new one. */
+  readonly alive: boolean;
+  /** Start `bash -s` (the exact remote command; never a login-shell command line built from inputs). */
+  exec(): Promise<Channel>;
+  close(): Promise<void>;
+}
