@@ -1,0 +1,115 @@
+/**
+ * runtime/nodes.json: read → parse (zod, strict) → normalise → check rules. Every error is one line
+ * `FILE: path.to.key: message`, with FILE as the user gave it.
+ */
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { PulseError } from '../errors.js';
+import { displayPath } from '../paths.js';
+import { parseDockerArgs } from './docker-args.js';
+import { NodesFileSchema, type NodeConfig, type NodesFile, type RecipeConfig } from './nodes-schema.js';
+import { fillPlaceholders, placeholderProblem, placeholdersIn } from './substitute.js';
+
+export type { NodeConfig, RecipeConfig } from './nodes-schema.js';
+
+/** The checked nodes.json, with the file it came from and the resolved gateway node. */
+export interface NodesConfig extends Omit<NodesFile, 'gatewayNode' | '$schema'> {
+  /** The path as the user gave it (for messages). */
+  file: string;
+  /** gatewayNode, or the first node with host "local", or null when there is none. */
+  gatewayNode: string | null;
+}
+
+function keyPath(p: readonly PropertyKey[]): string {
+  return p.length === 0 ? '(top level)' : p.map(String).join('.');
+}
+
+function issueMessage(iss: z.core.$ZodIssue): string {
+  if (iss.code === 'unrecognized_keys') {
+    return `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')}`;
+  }
+  if (iss.code === 'invalid_type') {
+    const m = /received (\w+)/.exec(iss.message);
+    if (m?.[1] === 'undefined') return `is required (expected ${iss.expected})`;
+    return `expected ${iss.expected}${m ? `, got ${m[1]}` : ''}`;
+  }
+  if (iss.code === 'invalid_value') return `expected one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  return iss.message.replace(/^Invalid input: /, '');
+}
+
+/** The rules zod cannot express: ssh only with host ssh, a known gateway node, reserved and known vars. */
+function ruleProblems(cfg: NodesFile): string[] {
+  const out: string[] = [];
+  for (const [name, node] of Object.entries(cfg.nodes)) {
+    const at = `nodes.${name}`;
+    if (node.host === 'ssh' && node.ssh === undefined) out.push(`${at}.ssh: is required when host is "ssh"`);
+    if (node.host === 'local' && node.ssh !== undefined) out.push(`${at}.ssh: must not be set when host is "local"`);
+    if (Object.hasOwn(node.vars, 'recipeDir')) out.push(`${at}.vars.recipeDir: is reserved: {{recipeDir}} is always the recipe's dir`);
+    for (const [rname, recipe] of Object.entries(node.recipes)) out.push(...recipeProblems(`${at}.recipes.${rname}`, node, recipe));
+  }
+  if (Object.keys(cfg.nodes).length === 0) out.push('nodes: must hold at least one node');
+  if (cfg.gatewayNode !== undefined && !Object.hasOwn(cfg.nodes, cfg.gatewayNode)) {
+    out.push(`gatewayNode: "${cfg.gatewayNode}" is not a node; known: ${Object.keys(cfg.nodes).join(', ')}`);
+  }
+  return out;
+}
+
+function recipeProblems(at: string, node: NodeConfig, recipe: RecipeConfig): string[] {
+  const out: string[] = [];
+  if (recipe.vars && Object.hasOwn(recipe.vars, 'recipeDir')) out.push(`${at}.vars.recipeDir: is reserved: {{recipeDir}} is always the recipe's dir`);
+  if (recipe.dockerArgs === undefined) return out;
+  const known = new Set([...Object.keys(node.vars), ...Object.keys(recipe.vars ?? {}), 'recipeDir']);
+  const bad = placeholderProblem(recipe.dockerArgs);
+  if (bad) return [...out, `${at}.dockerArgs: ${bad}`];
+  const unknown = placeholdersIn(recipe.dockerArgs).find((n) => !known.has(n));
+  if (unknown !== undefined) return [...out, `${at}.dockerArgs: unknown {{${unknown}}}; known: ${[...known].join(', ')}`];
+  const parsed = parseDockerArgs(fillPlaceholders(recipe.dockerArgs, () => '/pulse-var'));
+  if (!parsed.ok) out.push(`${at}.dockerArgs: ${parsed.error}`);
+  return out;
+}
+
+function firstLocal(nodes: NodesFile['nodes']): string | null {
+  return Object.entries(nodes).find(([, n]) => n.host === 'local')?.[0] ?? null;
+}
+
+/** Parse and check the text of a nodes.json; `file` names it in every error. */
+export function parseNodesConfig(text: string, file: string): NodesConfig {
+  const shown = displayPath(file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new PulseError('config', `${shown}: not valid JSON: ${(e as Error).message}`);
+  }
+  const res = NodesFileSchema.safeParse(raw);
+  const problems = res.success ? ruleProblems(res.data) : res.error.issues.map((i) => `${keyPath(i.path)}: ${issueMessage(i)}`);
+  if (!res.success || problems.length > 0) {
+    throw new PulseError('config', problems.map((p) => `${shown}: ${p}`).join('\n'));
+  }
+  const { gatewayNode, $schema: _ignored, ...rest } = res.data;
+  return { ...rest, file: shown, gatewayNode: gatewayNode ?? firstLocal(res.data.nodes) };
+}
+
+/** Read and check nodes.json; a missing file says how to create it. */
+export function loadNodesConfig(file: string): NodesConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      throw new PulseError('config', `${displayPath(file)}: not found`, {
+        hint: 'copy runtime/nodes.example.json to runtime/nodes.json and edit it for your nodes (or pass --nodes FILE / PULSE_NODES)',
+      });
+    }
+    throw new PulseError('config', `${displayPath(file)}: cannot read: ${(e as Error).message}`, { cause: e });
+  }
+  return parseNodesConfig(text, file);
+}
+
+/** The node named `name`, or a refusal that lists the known nodes. */
+export function nodeOf(cfg: NodesConfig, name: string): NodeConfig {
+  const node = Object.hasOwn(cfg.nodes, name) ? cfg.nodes[name] : undefined;
+  if (!node) throw new PulseError('refused', `unknown node "${name}"; known nodes: ${Object.keys(cfg.nodes).join(', ')}`);
+  return node;
+}

@@ -1,0 +1,29 @@
+/** Loading the shipped profiles (runtime/qwen38/profiles/*.env) and looking one up by name. */
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { PulseError } from '../errors.js';
+import { displayPath, profilesDir } from '../paths.js';
+import { parseProfile, type Profile } from './profile.js';
+
+/** Every `*.env` in `dir`, parsed, sorted by name. A bad profile fails the whole load with its file:line. */
+export function loadProfiles(dir: string = profilesDir()): Map<string, Profile> {
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.env')).sort();
+  } catch (e) {
+    throw new PulseError('config', `${displayPath(dir)}: cannot list the profiles: ${(e as Error).message}`, { cause: e });
+  }
+  const out = new Map<string, Profile>();
+  for (const f of files) {
+    const full = path.join(dir, f);
+    out.set(path.basename(f, '.env'), parseProfile(readFileSync(full, 'utf8'), displayPath(full)));
+  }
+  return out;
+}
+
+/** The profile named `name`, or a refusal that lists the known profiles. */
+export function profileOf(profiles: ReadonlyMap<string, Profile>, name: string): Profile {
+  const p = profiles.get(name);
+  if (!p) throw new PulseError('refused', `unknown profile "${name}"; known profiles: ${[...profiles.keys()].join(', ')}`);
+  return p;
+}

@@ -1,0 +1,173 @@
+/**
+ * The plans: pure builders of UpPlan / DownPlan (workflows/types.ts), the workflow input and exactly what the
+ * dry-run prints, plus the refusals that need no node. No I/O here: the caller loads nodes.json, the profiles
+ * and the overlay first.
+ */
+import path from 'node:path';
+import type { DownPlan, FleetEntry, PlanRecipe, PlanTarget, UpPlan } from '../workflows/types.js';
+import { nodeOf, type NodeConfig, type NodesConfig, type RecipeConfig } from './config/nodes.js';
+import type { Overlay } from './config/overlay.js';
+import type { Profile } from './config/profile.js';
+import { profileOf } from './config/profiles.js';
+import { isLoopback } from './config/safe.js';
+import { PulseError } from './errors.js';
+import { renderEnv } from './render.js';
+
+/** READY_TIMEOUT_S of start.sh when a profile does not set it. */
+export const DEFAULT_READY_TIMEOUT_S = 1800;
+
+export interface UpPlanOptions {
+  profile: string;
+  node: string;
+  overlay: Overlay | null;
+  overlayWins: boolean;
+  /** --yes */
+  yes: boolean;
+  restart: boolean;
+  timeoutS?: number | undefined;
+  minMemGib?: number | undefined;
+  /** The command back to the previous profile, from the node state (the caller reads it). */
+  rollbackHint?: string | null | undefined;
+}
+
+export interface DownPlanOptions {
+  node: string;
+  yes: boolean;
+  /** Which recipe's stop.sh; default: the first recipe of the node. */
+  recipe?: string | undefined;
+}
+
+/** File-name stamp of a UTC time: 20260923T101500Z. */
+export function stampOf(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+}
+
+/** The gateway's view of the fleet: a loopback BIND on a node other than the gateway node is unreachable. */
+export function fleetOf(config: NodesConfig): FleetEntry[] {
+  return Object.entries(config.nodes).map(([name, node]) => ({
+    node: name,
+    gatewayUrl: node.gatewayUrl,
+    reachable: !(isLoopback(node.env.BIND) && name !== config.gatewayNode),
+  }));
+}
+
+function targetOf(name: string, node: NodeConfig): PlanTarget {
+  return node.host === 'ssh' ? { name, host: 'ssh', ssh: node.ssh } : { name, host: 'local' };
+}
+
+function planRecipe(name: string, r: RecipeConfig): PlanRecipe {
+  return { name, dir: r.dir, start: r.start, stop: r.stop, container: r.container };
+}
+
+function recipeOf(config: NodesConfig, nodeName: string, recipeName: string, why: string): RecipeConfig {
+  const recipes = config.nodes[nodeName]?.recipes ?? {};
+  const r = Object.hasOwn(recipes, recipeName) ? recipes[recipeName] : undefined;
+  if (!r) {
+    throw new PulseError('config', `${why} needs recipe "${recipeName}", which ${config.file}: nodes.${nodeName}.recipes does not have`, {
+      hint: `the node has: ${Object.keys(recipes).join(', ') || '(no recipes)'}`,
+    });
+  }
+  return r;
+}
+
+function readyTimeout(profile: Profile, values: Record<string, string>): number {
+  const raw = values['READY_TIMEOUT_S'];
+  if (raw === undefined) return DEFAULT_READY_TIMEOUT_S;
+  if (!/^[1-9][0-9]*$/.test(raw)) {
+    const line = profile.entries.find((e) => e.key === 'READY_TIMEOUT_S')?.line ?? 1;
+    throw new PulseError('config', `${profile.file}:${line}: READY_TIMEOUT_S must be a whole number of seconds, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** Build the plan of `up <profile> --node <node>` (pure; `now` fixes the render time and the stamp). */
+export function buildUpPlan(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, opts: UpPlanOptions, now: Date): UpPlan {
+  const profile = profileOf(profiles, opts.profile);
+  const node = nodeOf(config, opts.node);
+  const recipe = recipeOf(config, opts.node, profile.recipe, `profile ${profile.name}`);
+  const r = renderEnv({
+    profile,
+    nodeName: opts.node,
+    node,
+    recipeName: profile.recipe,
+    recipe,
+    overlay: opts.overlay,
+    overlayWins: opts.overlayWins,
+    now,
+  });
+  const maxLen = r.values['MAX_MODEL_LEN'];
+  return {
+    action: 'up',
+    version: 1,
+    node: opts.node,
+    target: targetOf(opts.node, node),
+    profile: profile.name,
+    protected: node.protected,
+    confirmed: opts.yes,
+    recipe: planRecipe(profile.recipe, recipe),
+    env: { text: r.text, identity: r.identity, path: path.posix.join(recipe.dir, '.env'), values: r.values },
+    stamp: stampOf(now),
+    renderedAt: r.renderedAt,
+    mkdirs: r.mkdirs,
+    mounts: r.mounts,
+    replacements: r.replacements,
+    overlay: opts.overlay ? { dir: opts.overlay.dir, sha256: opts.overlay.sha256, manifest: opts.overlay.manifest } : null,
+    proofs: r.proofs,
+    clientNotes: r.clientNotes,
+    expect: {
+      servedModelName: r.values['SERVED_MODEL_NAME'] ?? '',
+      maxModelLen: maxLen !== undefined && /^[0-9]+$/.test(maxLen) ? Number(maxLen) : null,
+      port: Number(node.env.PORT),
+      bind: node.env.BIND,
+    },
+    memory: { gateGiB: opts.minMemGib ?? node.minMemAvailableGiB ?? config.minMemAvailableGiB, timeoutS: config.memTimeoutS },
+    readiness: { timeoutS: opts.timeoutS ?? readyTimeout(profile, r.values) + config.readyGraceS },
+    restart: opts.restart,
+    fleet: fleetOf(config),
+    rollbackHint: opts.rollbackHint ?? null,
+  };
+}
+
+/** Build the plan of `down --node <node>` (pure). */
+export function buildDownPlan(config: NodesConfig, opts: DownPlanOptions, now: Date): DownPlan {
+  const node = nodeOf(config, opts.node);
+  const recipeName = opts.recipe ?? Object.keys(node.recipes)[0];
+  if (recipeName === undefined) throw new PulseError('config', `${config.file}: nodes.${opts.node}.recipes: the node has no recipe to stop`);
+  const recipe = recipeOf(config, opts.node, recipeName, `down on ${opts.node}`);
+  return {
+    action: 'down',
+    version: 1,
+    node: opts.node,
+    target: targetOf(opts.node, node),
+    protected: node.protected,
+    confirmed: opts.yes,
+    recipe: planRecipe(recipeName, recipe),
+    stamp: stampOf(now),
+    fleet: fleetOf(config),
+  };
+}
+
+export interface RefusalFlags {
+  /** --experimental */
+  experimental: boolean;
+  /** A dry-run shows render-only profiles and protected nodes; a real up/down refuses them. */
+  dryRun: boolean;
+}
+
+/**
+ * The refusals that need no node (spec "Safety"), in a fixed order: experimental without --experimental,
+ * render-only on a real up, protected node without --yes on a real up/down. The real up and down call it too.
+ */
+export function checkRefusals(plan: UpPlan | DownPlan, profile: Profile | null, flags: RefusalFlags): void {
+  if (plan.action === 'up' && profile) {
+    if (profile.status === 'experimental' && !flags.experimental) {
+      throw new PulseError('refused', `profile ${profile.name} is experimental (pulse-status: experimental); add --experimental to use it`);
+    }
+    if (!profile.runnable && !flags.dryRun) {
+      throw new PulseError('refused', `profile ${profile.name} is render-only (pulse-runnable: false); use --dry-run to see its .env`);
+    }
+  }
+  if (plan.protected && !plan.confirmed && !flags.dryRun) {
+    throw new PulseError('refused', `node ${plan.node} is protected; add --yes to ${plan.action === 'up' ? 'bring a profile up on' : 'stop the server on'} it`);
+  }
+}
