@@ -1,6 +1,40 @@
-// Placeholder until its issue lands; the owner replaces this module.
-import { PulseError } from '../../runtime/errors.js';
+/**
+ * `pulse model fragment`: rewrite gateway-backends.json from the saved node states and nodes.json, print what
+ * changed per endpoint and the three steps the operator takes (pulse never touches the gateway). Local only: it
+ * loads neither the Temporal SDK nor ssh2.
+ */
+import { loadNodesConfig } from '../../runtime/config/nodes.js';
+import { operatorSteps, publishFragment, type EndpointChange, type PublishResult } from '../../runtime/gateway.js';
+import { resolveNodesPath } from '../../runtime/paths.js';
+import { fleetOf } from '../../runtime/plan.js';
+import { defaultStateDir } from '../../runtime/state.js';
+import type { FragmentOptions } from '../options.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`fragment` is not implemented yet');
+function endpointLine(e: EndpointChange): string {
+  const now = e.enabled ? 'enabled' : 'disabled';
+  const was = e.wasEnabled === null ? 'new' : e.changed ? `was ${e.wasEnabled ? 'enabled' : 'disabled'}` : 'unchanged';
+  const why = e.reason ? `  ${e.reason}` : '';
+  return `  ${e.name.padEnd(12)} ${now.padEnd(9)} (${was})  ${e.baseUrl}${why}`;
+}
+
+/** The human report of a publish: the file, each endpoint, the warnings and the operator's steps. */
+export function fragmentReport(r: PublishResult): string[] {
+  const lines = [`gateway backend file: ${r.path} (${r.changed ? 'rewritten' : 'unchanged, not rewritten'})`];
+  lines.push(...r.endpoints.map(endpointLine));
+  lines.push(...r.warnings.map((w) => `warning: ${w}`));
+  lines.push('', 'The gateway reads this file only when it starts. pulse does not do these steps:', ...operatorSteps(r.path).map((s) => `  ${s}`));
+  return lines;
+}
+
+/** Rebuild the fragment; exit 0 (a warning, such as the all-disabled fallback, does not fail the command). */
+export async function run(opts: FragmentOptions): Promise<number> {
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const result = await publishFragment(defaultStateDir(), fleetOf(config));
+  if (opts.json) {
+    const { fragment, ...rest } = result;
+    process.stdout.write(`${JSON.stringify({ ...rest, fragment, steps: operatorSteps(result.path) }, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${fragmentReport(result).join('\n')}\n`);
+  }
+  return 0;
 }

@@ -1,0 +1,108 @@
+# status: read-only report of one node. It changes nothing: no file is written (a temp file for the HTTP body
+# lives under mktemp and is removed), no container is started or stopped.
+# Inputs:
+#   PULSE_RECIPES      one recipe per line: name<TAB>dir<TAB>container
+#   PULSE_PORT         server port (node env PORT)
+#   PULSE_PROBE_HOST   address to reach the server from the node itself (BIND, or loopback for a wildcard BIND)
+#   PULSE_HTTP         1: GET /v1/models on the primary recipe's server; 0: no HTTP request at all
+# Every command that could read stdin gets </dev/null: bash -s reads the rest of this script from stdin.
+# Records:
+#   container  recipe name exists running status startedAt image      (one per recipe)
+#   env        recipe path exists text_b64                              (the .env with secret lines replaced)
+#   primary    recipe                                                    (the recipe status reports on)
+#   kv-cache   recipe line                                               (the last KV cache line of docker logs)
+#   health     httpStatus body_b64 detail                                (only when PULSE_HTTP=1)
+#   memory     availableKiB totalKiB watermarkScaleFactor
+#   gpu-proc   line                                                      (nvidia-smi compute apps, one each)
+#   gpu        ok detail                                                 (whether nvidia-smi answered)
+
+# A line that assigns a secret is replaced by this marker, so the text that leaves the node never holds a secret
+# and the controller can still tell where the secret lines were (at the end: carried; elsewhere: an edit).
+_SECRET_MARK='@@PULSE_SECRET_LINE@@'
+_status_tmp=$(mktemp -d)
+trap 'rm -rf "$_status_tmp"' EXIT
+
+status_env_text() {
+  # Multi-line quoted secret values are skipped to their closing quote, so no part of a value can leak.
+  env -i "$_PULSE_AWK" -v mark="$_SECRET_MARK" '
+    skip { if (index($0, q)) skip = 0; next }
+    /^[ \t]*(export[ \t]+)?(API_KEY|HF_TOKEN)=/ {
+      print mark
+      v = $0; sub(/^[^=]*=/, "", v); q = substr(v, 1, 1)
+      if ((q == "\"" || q == "\047") && !index(substr(v, 2), q)) skip = 1
+      next
+    }
+    { print }' "$1" | head -c 262144 | base64 | tr -d '\n'
+}
+
+status_container() {
+  local name=$1 recipe=$2 info state running started image
+  if ! info=$(docker inspect --format '{{.State.Status}}\t{{.State.Running}}\t{{.State.StartedAt}}\t{{.Config.Image}}' "$name" </dev/null 2>/dev/null); then
+    pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=absent startedAt:=null image:=null
+    return 1
+  fi
+  IFS=$'\t' read -r state running started image <<<"$info"
+  [[ $running == true ]] || running=false
+  pulse_record container recipe="$recipe" name="$name" exists:=true running:="$running" status="$state" startedAt="$started" image="$image"
+  [[ $running == true ]] && return 0
+  return 2
+}
+
+primary= primary_dir= primary_container= first= existing=
+have_docker=true
+command -v docker >/dev/null 2>&1 || have_docker=false
+while IFS=$'\t' read -r r_name r_dir r_container; do
+  [[ -n $r_name ]] || continue
+  [[ -n $first ]] || first="$r_name"$'\t'"$r_dir"$'\t'"$r_container"
+  rc=1
+  if $have_docker; then status_container "$r_container" "$r_name" && rc=0 || rc=$?; fi
+  if [[ $rc == 0 && -z $primary ]]; then primary="$r_name"$'\t'"$r_dir"$'\t'"$r_container"; fi
+  if [[ $rc == 2 && -z $existing ]]; then existing="$r_name"$'\t'"$r_dir"$'\t'"$r_container"; fi
+  envf="$r_dir/.env"
+  if [[ -r $envf ]]; then
+    pulse_record env recipe="$r_name" path="$envf" exists:=true text_b64="$(status_env_text "$envf")"
+  else
+    pulse_record env recipe="$r_name" path="$envf" exists:=false
+  fi
+done <<<"${PULSE_RECIPES:-}"
+$have_docker || pulse_record docker ok:=false detail="docker not found on PATH"
+
+# The primary recipe: the one whose container runs, else one whose container exists, else the first.
+[[ -n $primary ]] || primary=${existing:-$first}
+IFS=$'\t' read -r primary primary_dir primary_container <<<"$primary"
+pulse_record primary recipe="$primary"
+
+if $have_docker && [[ -n $primary_container ]] && docker inspect "$primary_container" </dev/null >/dev/null 2>&1; then
+  # Docker rotates the log at 50 MB x 3; when the line is gone the controller shows the value `up` saved.
+  kv=$(docker logs "$primary_container" </dev/null 2>&1 | grep -F 'GPU KV cache size' | tail -n 1 || true)
+  pulse_record kv-cache recipe="$primary" line="$kv"
+fi
+
+if [[ ${PULSE_HTTP:-0} == 1 ]]; then
+  pulse_api_key "$primary_dir/.env"
+  code=$(pulse_curl_auth -sS -m 10 -o "$_status_tmp/models" -w '%{http_code}' \
+    "http://${PULSE_PROBE_HOST}:${PULSE_PORT}/v1/models" 2>"$_status_tmp/curl.err") || true
+  unset PULSE_API_KEY_VALUE
+  [[ $code =~ ^[0-9]+$ ]] && code=$((10#$code)) || code=0 # curl says 000 when nothing answered
+  body=$(head -c 65536 "$_status_tmp/models" 2>/dev/null | base64 | tr -d '\n' || true)
+  pulse_record health httpStatus:="${code:-0}" body_b64="$body" detail="$(head -c 300 "$_status_tmp/curl.err")"
+fi
+
+avail=$("$_PULSE_AWK" '$1 == "MemAvailable:" { print $2 }' /proc/meminfo 2>/dev/null || true)
+total=$("$_PULSE_AWK" '$1 == "MemTotal:" { print $2 }' /proc/meminfo 2>/dev/null || true)
+wsf=$(cat /proc/sys/vm/watermark_scale_factor 2>/dev/null || true)
+pulse_record memory availableKiB:="${avail:-null}" totalKiB:="${total:-null}" watermarkScaleFactor:="${wsf:-null}"
+
+# nvidia-smi is information only: on spark2 it did not always list the vLLM container.
+if command -v nvidia-smi >/dev/null 2>&1; then
+  if apps=$(timeout 20 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader,nounits </dev/null 2>"$_status_tmp/smi.err"); then
+    while IFS= read -r line; do
+      [[ -n $line ]] && pulse_record gpu-proc line="$line"
+    done <<<"$apps"
+    pulse_record gpu ok:=true detail=""
+  else
+    pulse_record gpu ok:=false detail="nvidia-smi failed: $(head -c 200 "$_status_tmp/smi.err")"
+  fi
+else
+  pulse_record gpu ok:=false detail="nvidia-smi not found"
+fi
