@@ -1,0 +1,86 @@
+/** Text printers of the local-only commands (profiles, up --dry-run). Pure: data in, text out. */
+import type { PreflightReport, UpPlan } from '../workflows/types.js';
+
+export interface ProfileRow {
+  name: string;
+  recipe: string;
+  status: string;
+  runnable: boolean;
+  description: string;
+}
+
+export interface NodeRow {
+  name: string;
+  host: string;
+  ssh: string | null;
+  protected: boolean;
+  gatewayUrl: string;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
+}
+
+/** The text of `pulse model profiles`. */
+export function profilesText(profiles: ProfileRow[], nodes: NodeRow[]): string {
+  const p = table([
+    ['PROFILE', 'RECIPE', 'STATUS', 'RUNNABLE', 'DESCRIPTION'],
+    ...profiles.map((r) => [r.name, r.recipe, r.status, r.runnable ? 'yes' : 'render-only', r.description]),
+  ]);
+  const n = table([
+    ['NODE', 'HOST', 'SSH', 'PROTECTED', 'GATEWAY URL'],
+    ...nodes.map((r) => [r.name, r.host, r.ssh ?? '-', r.protected ? 'yes' : 'no', r.gatewayUrl]),
+  ]);
+  return `${p.join('\n')}\n\n${n.join('\n')}\n`;
+}
+
+function section(title: string, body: string): string {
+  return `==== ${title} ====\n${body.endsWith('\n') || body === '' ? body : `${body}\n`}\n`;
+}
+
+/** The summary part of the dry-run: target, gates, the rendered .env and what the overlay replaced. */
+export function planText(plan: UpPlan, runnable: boolean): string {
+  const t = plan.target;
+  const where = t.host === 'ssh' ? `ssh ${t.ssh ?? ''}` : 'local';
+  const lines = [
+    `dry-run: up ${plan.profile} on ${plan.node} (${where}); nothing runs on any node and no file is written`,
+    `recipe: ${plan.recipe.name} in ${plan.recipe.dir} (container ${plan.recipe.container})`,
+    `memory gate: ${plan.memory.gateGiB} GiB MemAvailable, wait up to ${plan.memory.timeoutS} s`,
+    `readiness: wait up to ${plan.readiness.timeoutS} s for /v1/models on ${plan.expect.bind}:${plan.expect.port}`,
+    `restart: ${plan.restart ? 'always (--restart)' : 'only when the identity or a mounted file changed'}`,
+  ];
+  if (plan.protected) lines.push(`protected node: a real up needs --yes${plan.confirmed ? ' (given)' : ''}`);
+  if (!runnable) lines.push(`render-only profile (pulse-runnable: false): a real up refuses it`);
+  let out = `${lines.join('\n')}\n\n`;
+  out += section(`rendered .env -> ${plan.env.path}`, plan.env.text);
+  if (plan.replacements.length > 0) out += section('overlay replacements (--overlay-wins)', plan.replacements.join('\n'));
+  if (plan.mkdirs.length > 0) out += section('pulse-mkdir', plan.mkdirs.join('\n'));
+  if (plan.proofs.length > 0) out += section('pulse-proof (must occur in the container log)', plan.proofs.join('\n'));
+  return out;
+}
+
+/** The step scripts part of the dry-run. */
+export function stepsText(steps: { step: string; title: string; script: string }[]): string {
+  return steps.map((s) => section(`step ${s.title} [${s.step}]`, s.script)).join('');
+}
+
+/** The client notes (pulse-client), printed last so they are seen. */
+export function clientNotesText(notes: string[]): string {
+  return notes.length === 0 ? '' : section('pulse-client notes', notes.map((n) => `NOTE: ${n}`).join('\n'));
+}
+
+/** The findings of `--dry-run --preflight`. */
+export function preflightText(r: PreflightReport): string {
+  const lines = r.checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
+  lines.push(`.env diff: ${r.diff.added.length} added, ${r.diff.removed.length} removed, ${r.diff.changed.length} changed`);
+  for (const k of r.diff.added) lines.push(`  + ${k}`);
+  for (const k of r.diff.removed) lines.push(`  - ${k}`);
+  for (const k of r.diff.changed) lines.push(`  ~ ${k}`);
+  lines.push(`open client connections: ${r.openConnections}`);
+  if (r.otherVllmContainers.length > 0) lines.push(`other vLLM containers: ${r.otherVllmContainers.join(', ')}`);
+  if (r.sameIdentityRunning) lines.push('the same .env already runs: up would do only steps 1, 7, 8 and 9');
+  if (r.restartReason) lines.push(`restart needed: ${r.restartReason}`);
+  lines.push(r.ok ? 'preflight: ok' : 'preflight: FAILED (a real up would stop here, before any change)');
+  return section('preflight (read-only, ran on the node)', lines.join('\n'));
+}
