@@ -1,0 +1,44 @@
+/**
+ * What the activities need from the outside, injected by the worker (worker/deps.ts builds the real ones) so the
+ * tests can build the same factory with fakes where a fake is honest.
+ */
+import type { NodeSession, NodeTarget } from '../runtime/node/types.js';
+import type * as Steps from '../runtime/steps/index.js';
+import type { FleetEntry, NodeState } from '../workflows/types.js';
+
+/** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */
+export interface NodeAccess {
+  session(target: NodeTarget): NodeSession;
+}
+
+/** The typed step functions of runtime/steps (the real module in production). */
+export type StepFunctions = Pick<
+  typeof Steps,
+  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'verifyServer'
+>;
+
+/** Node state and gateway fragment (runtime/state.ts in production). */
+export interface StateStore {
+  writeNodeState(stateDir: string, state: NodeState): Promise<unknown>;
+  readNodeState(stateDir: string, node: string): Promise<NodeState | null>;
+  publishFragment(stateDir: string, fleet: FleetEntry[]): Promise<{ changed: boolean; warnings: string[] }>;
+}
+
+export interface ActivityLogger {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface ActivityDeps {
+  nodes: NodeAccess;
+  steps: StepFunctions;
+  state: StateStore;
+  stateDir: string;
+  /** Wall clock (ms): wait deadlines must survive a worker crash, so they are wall time, not a monotonic timer. */
+  clock: { now(): number };
+  logger: ActivityLogger;
+  /** Time between two probes of a wait (default 1000 ms: readiness must be noticed within about a second). */
+  pollIntervalMs?: number;
+  /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
+  heartbeatEveryMs?: number;
+}

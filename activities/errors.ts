@@ -1,0 +1,70 @@
+/**
+ * The one place that turns what a step threw (a PulseError, an ssh/socket error, anything else) into one of
+ * pulse's stable ApplicationFailure types with its retry decision. Workflows and the CLI read only these types.
+ */
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { isPulseError } from '../runtime/errors.js';
+import type { PulseErrorKind } from '../runtime/errors.js';
+import { FAILURE } from '../workflows/failures.js';
+import type { FailureType } from '../workflows/failures.js';
+
+/** A script failure nobody explained is retried this many attempts in all (a flaky docker CLI), then given up. */
+export const SCRIPT_FAILURE_ATTEMPTS = 3;
+
+const BY_KIND: Record<PulseErrorKind, { type: FailureType; retry: boolean }> = {
+  usage: { type: FAILURE.config, retry: false },
+  config: { type: FAILURE.config, retry: false },
+  refused: { type: FAILURE.refused, retry: false },
+  precondition: { type: FAILURE.precondition, retry: false },
+  unreachable: { type: FAILURE.unreachable, retry: true },
+  'not-ready': { type: FAILURE.notReady, retry: true },
+  timeout: { type: FAILURE.timeout, retry: false },
+  script: { type: FAILURE.script, retry: true },
+  temporal: { type: FAILURE.internal, retry: true },
+  internal: { type: FAILURE.internal, retry: true },
+};
+
+/** Socket and ssh2 failures: the node or the link is down, which a retry may fix. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+const SSH2_LEVELS = new Set(['client-socket', 'client-timeout', 'client-ssh', 'protocol', 'handshake']);
+
+const SECRET = /\b(API_KEY|HF_TOKEN)=[^\s"']+/g;
+
+/** Messages go into workflow history forever: never let a secret value through, whatever a script printed. */
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET, '$1=<redacted>');
+}
+
+function networkError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & { code?: unknown; level?: unknown };
+  return (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) || (typeof e.level === 'string' && SSH2_LEVELS.has(e.level));
+}
+
+/** The stable failure type and retry decision of an error thrown by a step, at this attempt (1-based). */
+export function classify(err: unknown, attempt: number): { type: FailureType; retry: boolean; message: string; hint?: string } {
+  const message = redactSecrets(err instanceof Error ? err.message : String(err));
+  if (isPulseError(err)) {
+    const c = BY_KIND[err.kind];
+    const retry = c.type === FAILURE.script ? attempt < SCRIPT_FAILURE_ATTEMPTS : c.retry;
+    return { ...c, retry, message, ...(err.hint ? { hint: err.hint } : {}) };
+  }
+  if (networkError(err)) return { type: FAILURE.unreachable, retry: true, message };
+  return { type: FAILURE.internal, retry: true, message };
+}
+
+/**
+ * What an activity throws for `err`. ApplicationFailures and cancellations pass through unchanged (the SDK reports a
+ * cancelled activity as cancelled only when it sees the cancellation); everything else is classified.
+ */
+export function toFailure(err: unknown, attempt: number, cancelled: boolean): unknown {
+  if (err instanceof ApplicationFailure || err instanceof CancelledFailure) return err;
+  if (cancelled) return err;
+  const c = classify(err, attempt);
+  return ApplicationFailure.create({
+    type: c.type,
+    message: c.message,
+    nonRetryable: !c.retry,
+    details: c.hint ? [{ hint: redactSecrets(c.hint) }] : undefined,
+  });
+}

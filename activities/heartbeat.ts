@@ -1,0 +1,23 @@
+/**
+ * Running one node step inside an activity: heartbeats every few seconds while the script runs (and on every
+ * `@pulse` record), so Temporal notices a dead worker within the heartbeat timeout and delivers cancellation; the
+ * activity's AbortSignal goes to the node layer, which kills the remote process group; errors are classified once.
+ */
+import { Context } from '@temporalio/activity';
+import type { StepOptions } from '../runtime/steps/index.js';
+import { toFailure } from './errors.js';
+
+/** Run `fn` with step options wired to the current activity; rethrow failures classified. */
+export async function nodeStep<T>(everyMs: number, fn: (opts: StepOptions) => Promise<T>, details?: () => unknown): Promise<T> {
+  const ctx = Context.current();
+  const beat = (): void => ctx.heartbeat(details?.());
+  const timer = setInterval(beat, everyMs);
+  try {
+    beat();
+    return await fn({ signal: ctx.cancellationSignal, onRecord: beat });
+  } catch (err) {
+    throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
+  } finally {
+    clearInterval(timer);
+  }
+}

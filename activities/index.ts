@@ -1,0 +1,16 @@
+/**
+ * createActivities(deps): every activity the pulse workflows call, built from injected dependencies (node pool,
+ * state dir, clock, logger). The workflows see them through the PulseActivities type (contract.ts) only.
+ */
+import type { PulseActivities } from './contract.js';
+import type { ActivityDeps } from './deps.js';
+import { nodeStepActivities } from './node-steps.js';
+import { publishActivities } from './publish.js';
+
+export type { PulseActivities } from './contract.js';
+export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogger } from './deps.js';
+
+/** The activities object a Worker registers. */
+export function createActivities(deps: ActivityDeps): PulseActivities {
+  return { ...nodeStepActivities(deps), ...publishActivities(deps) };
+}

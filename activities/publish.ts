@@ -1,0 +1,44 @@
+/** The activities that write local state: node state file + gateway fragment (step 9, 'starting', compensation). */
+import { Context } from '@temporalio/activity';
+import type { NodeState } from '../workflows/types.js';
+import type { PublishResult, StateInput } from './contract.js';
+import type { ActivityDeps } from './deps.js';
+import { redactSecrets, toFailure } from './errors.js';
+
+async function publish(deps: ActivityDeps, input: StateInput): Promise<PublishResult> {
+  const { workflowExecution, attempt } = Context.current().info;
+  const { fleet, ...fields } = input;
+  try {
+    const old = await deps.state.readNodeState(deps.stateDir, input.node);
+    // Same identity, nothing new from this run (same-identity up): keep what the earlier up saved for status.
+    const same = old?.identity?.sha256 !== undefined && old.identity.sha256 === input.identity?.sha256;
+    const state: NodeState = {
+      ...fields,
+      backupPath: fields.backupPath ?? (same ? old.backupPath : null),
+      logPath: fields.logPath ?? (same ? old.logPath : null),
+      error: fields.error === null ? null : redactSecrets(fields.error),
+      workflowId: workflowExecution?.workflowId ?? null,
+      runId: workflowExecution?.runId ?? null,
+      at: new Date(deps.clock.now()).toISOString(),
+    };
+    await deps.state.writeNodeState(deps.stateDir, state);
+    const r = await deps.state.publishFragment(deps.stateDir, fleet);
+    deps.logger.info(`state ${input.state} for ${input.node}`, { fragmentChanged: r.changed });
+    return { warnings: r.warnings, changed: r.changed };
+  } catch (err) {
+    throw toFailure(err, attempt, false);
+  }
+}
+
+export function publishActivities(deps: ActivityDeps) {
+  return {
+    /** Step 9 (and 'starting' before the start, 'down' after a down): node state + gateway fragment. */
+    async publishState(input: StateInput): Promise<PublishResult> {
+      return publish(deps, input);
+    },
+    /** Compensation: node state 'failed' with the first error, and the fragment disables the node's endpoint. */
+    async markFailed(input: StateInput): Promise<PublishResult> {
+      return publish(deps, { ...input, state: 'failed' });
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * The two waits of a deploy (memory gate, readiness) as ONE long activity each that probes every second and
+ * heartbeats its progress. Why not retry-policy polling (one short activity per probe, retried until success)?
+ * Readiness must be noticed within about a second, and a retry policy with a 1 s interval over a 30-minute wait
+ * would write thousands of attempts' worth of failures and events; a heartbeating activity writes three history
+ * events whatever the wait lasts, and its heartbeat carries live progress (WaitProgress) for the CLI and the UI.
+ *
+ * Crash-resume: the heartbeat details are a checkpoint (attempt count, the deadline computed from the FIRST
+ * attempt). When a worker dies, Temporal notices the missing heartbeat and retries the activity elsewhere; the
+ * new attempt continues from the checkpoint, so a crash neither restarts the clock nor the attempt count.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { StepOptions } from '../runtime/steps/index.js';
+import { FAILURE } from '../workflows/failures.js';
+import type { WaitProgress } from '../workflows/types.js';
+import { classify, toFailure } from './errors.js';
+
+/** Heartbeat details of a wait: the progress the CLI shows, plus what a retried attempt needs to resume. */
+export interface WaitCheckpoint extends WaitProgress {
+  startedAtMs: number;
+  deadlineMs: number;
+}
+
+export interface ProbeAnswer<T> {
+  done: boolean;
+  /** One line for the progress display, e.g. "HTTP 503" or "MemAvailable 93.1 GiB < 100 GiB". */
+  answer: string;
+  value: T;
+}
+
+export interface WaitSpec<T> {
+  step: WaitProgress['step'];
+  timeoutS: number;
+  intervalMs: number;
+  now: () => number;
+  probe: (opts: StepOptions) => Promise<ProbeAnswer<T>>;
+}
+
+function isCheckpoint(v: unknown, step: string): v is WaitCheckpoint {
+  const c = v as Partial<WaitCheckpoint> | null;
+  return !!c && c.step === step && typeof c.attempt === 'number' && typeof c.deadlineMs === 'number' && typeof c.startedAtMs === 'number';
+}
+
+/** Where this attempt starts: the previous attempt's checkpoint, or a fresh clock. */
+export function startCheckpoint(details: unknown, step: WaitProgress['step'], timeoutS: number, now: number): WaitCheckpoint {
+  if (isCheckpoint(details, step)) return { ...details };
+  return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, startedAtMs: now, deadlineMs: now + timeoutS * 1000 };
+}
+
+/** Probe until done; a probe that fails in a retryable way (link dropped, not ready) counts as "not yet". */
+export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
+  const ctx = Context.current();
+  const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS, spec.now());
+  for (;;) {
+    cp.attempt += 1;
+    const answer = await probeOnce(spec, ctx);
+    cp.lastAnswer = answer.answer;
+    cp.elapsedS = Math.round((spec.now() - cp.startedAtMs) / 1000);
+    ctx.heartbeat(cp);
+    if (answer.done) return answer.value as T;
+    if (spec.now() >= cp.deadlineMs) {
+      throw ApplicationFailure.create({
+        type: FAILURE.timeout,
+        nonRetryable: true,
+        message: `${spec.step} not reached within ${spec.timeoutS} s (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
+        details: [{ ...cp }],
+      });
+    }
+    await ctx.sleep(spec.intervalMs); // throws CancelledFailure when the deploy is cancelled
+  }
+}
+
+async function probeOnce<T>(spec: WaitSpec<T>, ctx: Context): Promise<ProbeAnswer<T | undefined>> {
+  try {
+    return await spec.probe({ signal: ctx.cancellationSignal });
+  } catch (err) {
+    const c = classify(err, 1);
+    if (ctx.cancellationSignal.aborted || !c.retry || c.type === FAILURE.script) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
+    return { done: false, answer: c.message, value: undefined };
+  }
+}
