@@ -1,0 +1,76 @@
+/**
+ * The worker image (Dockerfile, .dockerignore), checked without a Docker engine: pinned base images whose node
+ * satisfies package.json, every COPY source present and not ignored, no site data or secret in the build context,
+ * and an entry point that runs the same CLI `pulse worker` as everywhere else.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { imageTag, loadCompose } from './compose-file.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
+
+/** Instructions, with continuation lines joined. */
+const instructions = dockerfile.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const froms = instructions.filter((l) => /^FROM\s/i.test(l)).map((l) => l.split(/\s+/)[1]!);
+
+function ignored(rel: string): boolean {
+  const parts = rel.split('/');
+  return ignore.some((pat) => parts.some((_p, i) => parts.slice(0, i + 1).join('/') === pat.replace(/\/$/, '')));
+}
+
+test('base images are pinned node releases that satisfy package.json engines', () => {
+  assert.ok(froms.length >= 2, 'a build stage and a runtime stage');
+  const [minMajor, minMinor] = (/>=\s*(\d+)\.(\d+)/.exec(pkg.engines.node) ?? []).slice(1).map(Number);
+  for (const from of froms) {
+    const { repo, tag } = imageTag(from);
+    assert.equal(repo, 'node');
+    const m = /^(\d+)\.(\d+)\.(\d+)-bookworm-slim$/.exec(tag);
+    assert.ok(m, `${from}: pin an exact node release on Debian bookworm (glibc for the Temporal core bridge)`);
+    const [major, minor] = [Number(m[1]), Number(m[2])];
+    assert.ok(major > minMajor! || (major === minMajor && minor >= minMinor!), `${from} is older than engines ${pkg.engines.node}`);
+  }
+  assert.equal(new Set(froms).size, 1, 'build and runtime stages use the same node');
+});
+
+test('every COPY source exists and is not excluded by .dockerignore', () => {
+  const copies = instructions.filter((l) => /^COPY\s/i.test(l) && !/--from=/.test(l));
+  assert.ok(copies.length > 0);
+  for (const c of copies) {
+    const args = c.split(/\s+/).slice(1).filter((a) => !a.startsWith('--'));
+    for (const src of args.slice(0, -1)) {
+      assert.ok(existsSync(path.join(root, src)), `COPY ${src}: missing`);
+      assert.ok(!ignored(src), `COPY ${src}: excluded by .dockerignore`);
+    }
+  }
+});
+
+test('the build context leaves out site data, secrets and local builds', () => {
+  for (const p of ['.git', 'node_modules', 'dist', '.tools', 'test-output', 'runtime/nodes.json', 'deploy/compose/secrets', 'deploy/compose/ssh', '.env']) {
+    assert.ok(ignored(p), `.dockerignore must exclude ${p}`);
+  }
+  // The runtime data the activities read must reach the image.
+  for (const p of ['runtime/scripts', 'runtime/qwen38']) {
+    if (existsSync(path.join(root, p))) assert.ok(!ignored(p), `${p} must be in the image`);
+  }
+});
+
+test('the image compiles, prebuilds the workflow bundle, and runs `pulse worker` as an unprivileged user', () => {
+  assert.ok(instructions.some((l) => /^RUN .*npx tsc && node dist\/worker\/build-bundle\.js/.test(l)), 'build stage compiles and bundles');
+  assert.ok(instructions.some((l) => /^COPY --from=build \/app\/dist \.\/dist$/.test(l)), 'runtime stage takes dist/ from the build stage');
+  assert.ok(instructions.some((l) => /^RUN npm ci --omit=dev/.test(l)), 'runtime stage has production packages only');
+  assert.ok(instructions.some((l) => /openssh-client/.test(l)), 'ssh -G needs the ssh client');
+  const users = instructions.filter((l) => /^USER\s/.test(l));
+  assert.equal(users.at(-1), 'USER node');
+  assert.equal(instructions.filter((l) => /^ENTRYPOINT\s/.test(l)).at(-1), 'ENTRYPOINT ["node", "/app/bin/pulse-cli"]');
+  assert.equal(instructions.filter((l) => /^CMD\s/.test(l)).at(-1), 'CMD ["worker"]');
+  // compose's command must be arguments of that entry point.
+  const { compose } = loadCompose(root);
+  const worker = Object.values(compose.services).find((s) => s['build']);
+  assert.equal((worker?.['command'] as string[])[0], 'worker');
+});
