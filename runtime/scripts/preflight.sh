@@ -1,2 +1,85 @@
-# preflight: not written yet
-pulse_fail 1 "preflight: not implemented yet"
+# preflight (read-only): checks the node before any change and reports what runs now. It writes nothing.
+# Inputs: PULSE_RECIPE_DIR/START/STOP, PULSE_CONTAINER, PULSE_ENV_PATH, PULSE_PORT, PULSE_IMAGE, PULSE_HF_HOME,
+# PULSE_MODEL, PULSE_CHAT_TEMPLATE, PULSE_MTP_DRAFT_VOCAB, PULSE_MOUNTS (src<TAB>dst<TAB>mode lines).
+# Records: check{name,ok,detail}, env-file, env-key{key,sha256}, container, mount-ctime, other-vllm, connections.
+# Exit 11 when any check failed (the findings are still all reported).
+failed=0
+check() {
+  pulse_record check name="$1" ok:="$2" detail="$3"
+  [[ $2 == true ]] || failed=1
+}
+file_check() { # name path what
+  if [[ -f $2 ]]; then check "$1" true "$2"; else check "$1" false "$3 $2 is missing"; fi
+}
+
+if [[ -d $PULSE_RECIPE_DIR ]]; then check recipe-dir true "$PULSE_RECIPE_DIR"; else check recipe-dir false "recipe directory $PULSE_RECIPE_DIR is missing"; fi
+file_check recipe-start "$(pulse_abs "$PULSE_RECIPE_START")" 'start script'
+file_check recipe-stop "$(pulse_abs "$PULSE_RECIPE_STOP")" 'stop script'
+
+have_docker=false
+if command -v docker >/dev/null 2>&1; then have_docker=true; check docker true "$(command -v docker)"; else check docker false 'docker is not on PATH'; fi
+if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then
+  if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1; then check image true "$PULSE_IMAGE"; else check image false "image $PULSE_IMAGE is not on the node"; fi
+fi
+
+# Every mount source must exist: pulse never copies files between nodes.
+while IFS=$'\t' read -r src dst _mode; do
+  [[ -n $src ]] || continue
+  if [[ -e $src ]]; then
+    check "mount:$dst" true "$src"
+    ct=$(pulse_ctime "$src")
+    [[ -z $ct ]] || pulse_record mount-ctime path="$src" ctime:="$ct"
+  else
+    check "mount:$dst" false "mount source $src (for $dst) is missing"
+  fi
+done <<<"${PULSE_MOUNTS:-}"
+
+if [[ -n $PULSE_MODEL && -n $PULSE_HF_HOME ]]; then
+  snap="$PULSE_HF_HOME/hub/models--${PULSE_MODEL//\//--}/snapshots"
+  found=$(compgen -G "$snap/*/config.json" | head -n 1 || true)
+  if [[ -n $found ]]; then check hf-cache true "$found"; else check hf-cache false "no $snap/*/config.json for $PULSE_MODEL"; fi
+fi
+[[ -z $PULSE_CHAT_TEMPLATE ]] || file_check chat-template "$(pulse_abs "$PULSE_CHAT_TEMPLATE")" CHAT_TEMPLATE
+[[ -z $PULSE_MTP_DRAFT_VOCAB ]] || file_check mtp-draft-vocab "$(pulse_abs "$PULSE_MTP_DRAFT_VOCAB")" MTP_DRAFT_VOCAB
+
+# The current .env, read without executing it. Values are reported only as sha256 of the normalised value;
+# HF_TOKEN and API_KEY are skipped entirely.
+if [[ -f $PULSE_ENV_PATH ]]; then
+  hdr() { sed -n "s/^# pulse-$1: //p" "$PULSE_ENV_PATH" | head -n 1; }
+  body=$(awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$PULSE_ENV_PATH" | sha256sum | cut -d' ' -f1)
+  pulse_record env-file exists:=true ctime:="$(pulse_ctime "$PULSE_ENV_PATH")" sha256="$(hdr sha256)" \
+    profile="$(hdr profile)" overlay="$(hdr overlay)" bodySha256="$body"
+  while IFS= read -r key; do
+    case $key in HF_TOKEN | API_KEY | '') continue ;; esac
+    v=$(pulse_env_get "$key" "$PULSE_ENV_PATH" || true)
+    pulse_record env-key key="$key" sha256="$(pulse_env_norm "$v" | sha256sum | cut -d' ' -f1)"
+  done < <(pulse_env_keys "$PULSE_ENV_PATH" | sort -u)
+else
+  pulse_record env-file exists:=false
+fi
+
+if [[ $have_docker == true ]]; then
+  field() { docker inspect --format "$1" "$PULSE_CONTAINER" 2>/dev/null | head -n 1; }
+  if docker inspect "$PULSE_CONTAINER" >/dev/null 2>&1; then
+    pulse_record container name="$PULSE_CONTAINER" running:="$(field '{{.State.Running}}')" \
+      status="$(field '{{.State.Status}}')" image="$(field '{{.Config.Image}}')" startedAt="$(field '{{.State.StartedAt}}')"
+  fi
+  # Another vLLM server on this GPU (the recipe's own container is the one up replaces).
+  others=()
+  while IFS=$'\t' read -r name image; do
+    [[ -n $name && $name != "$PULSE_CONTAINER" ]] || continue
+    if [[ ${image,,} == *vllm* || ${name,,} == *vllm* ]]; then others+=("$name"); pulse_record other-vllm name="$name" image="$image"; fi
+  done < <(docker ps --format '{{.Names}}	{{.Image}}' 2>/dev/null || true)
+  if ((${#others[@]} == 0)); then check no-other-vllm true 'no other vLLM container runs'; else check no-other-vllm false "another vLLM container runs: ${others[*]}"; fi
+fi
+
+# Open client connections on the server port (ss, or /proc/net/tcp{,6} when ss is missing).
+if command -v ss >/dev/null 2>&1; then
+  conns=$(ss -Htn state established "( sport = :$PULSE_PORT )" 2>/dev/null | wc -l)
+else
+  hex=$(printf '%04X' "$PULSE_PORT")
+  conns=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$4 == "01" && substr($2, length($2) - 4) == p' | wc -l)
+fi
+pulse_record connections count:="${conns:-0}"
+
+((failed == 0)) || exit "$PULSE_EXIT_PRECONDITION"

@@ -1,2 +1,16 @@
-# readiness: not written yet
-pulse_fail 1 "readiness: not implemented yet"
+# readiness: one GET /v1/models on the node. The API key is read from the node .env (never executed) and goes
+# to curl on stdin as a header, so it is never on a command line. Exit 0 when HTTP 200, 13 otherwise.
+# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME. Record: readiness.
+pulse_api_key "$PULSE_ENV_PATH"
+host=$PULSE_PROBE_HOST
+[[ $host != *:* ]] || host="[$host]"
+url="http://$host:$PULSE_PORT/v1/models"
+code=$(pulse_curl_auth -s -o /dev/null -w '%{http_code}' --max-time 10 "$url" 2>/dev/null) || true
+[[ $code =~ ^[0-9]{3}$ ]] || code=000
+case $code in
+  200) pulse_record readiness ready:=true httpStatus:=200 detail="GET $url: 200" ;;
+  000) pulse_record readiness ready:=false httpStatus:=null detail="GET $url: no answer (connection refused or timed out)" ;;
+  401 | 403) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code (the server wants an API key; is API_KEY in the node .env right?)" ;;
+  *) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code" ;;
+esac
+[[ $code == 200 ]] || exit "$PULSE_EXIT_NOT_READY"

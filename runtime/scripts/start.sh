@@ -1,2 +1,25 @@
-# start: not written yet
-pulse_fail 1 "start: not implemented yet"
+# start: launch the recipe's start.sh in a new session (setsid) with a clean environment (env -i HOME PATH), so
+# the .env alone sets the recipe keys and a lost ssh link cannot stop it. Never `--no-launch`.
+# Idempotent per deploy: an atomic mkdir of logs/.pulse-start-<deploy key> decides whether this deploy already
+# launched, so a retried or resumed start never starts twice.
+# Inputs: PULSE_RECIPE_DIR, PULSE_RECIPE_START, PULSE_STAMP, PULSE_DEPLOY_KEY. Record: start{started,log,pid}.
+start=$(pulse_abs "$PULSE_RECIPE_START")
+[[ -f $start ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "start script $start is missing"
+[[ $PULSE_DEPLOY_KEY =~ ^[0-9a-f]+$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" 'invalid deploy key'
+logs="$PULSE_RECIPE_DIR/logs"
+mkdir -p -- "$logs" || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot create $logs"
+marker="$logs/.pulse-start-$PULSE_DEPLOY_KEY"
+log="$logs/pulse-up-$PULSE_STAMP.log"
+
+trap '' HUP # a dropped link between the marker and the launch must not leave a marker without a server
+if ! mkdir -- "$marker" 2>/dev/null; then
+  prev=$(cat -- "$marker/log" 2>/dev/null || true)
+  pulse_record start started:=false log="${prev:-$log}"
+  exit 0
+fi
+printf '%s\n' "$log" >"$marker/log"
+cd -- "$PULSE_RECIPE_DIR"
+setsid nohup env -i HOME="$HOME" PATH="$PATH" bash "$start" </dev/null >>"$log" 2>&1 &
+pid=$!
+printf '%s\n' "$pid" >"$marker/pid"
+pulse_record start started:=true log="$log" pid:="$pid"

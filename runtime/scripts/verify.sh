@@ -1,2 +1,22 @@
-# verify: not written yet
-pulse_fail 1 "verify: not implemented yet"
+# verify: what the server really runs. /v1/models (sent back base64: the controller parses the JSON), the KV
+# cache line of the container log, and each pulse-proof text (the controller turns a missing one into a warning).
+# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
+# PULSE_LOG_PATH (may be empty). Records: models{httpStatus,body_b64}, kv-cache{line}, proof{text,found}.
+pulse_api_key "$PULSE_ENV_PATH"
+host=$PULSE_PROBE_HOST
+[[ $host != *:* ]] || host="[$host]"
+body=$(pulse_curl_auth -s --max-time 10 "http://$host:$PULSE_PORT/v1/models" 2>/dev/null) || body=
+pulse_record models body_b64="$(printf '%s' "$body" | base64 -w0)"
+
+logfile=$(mktemp)
+trap 'rm -f -- "$logfile"' EXIT
+docker logs "$PULSE_CONTAINER" >"$logfile" 2>&1 || true
+[[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" >>"$logfile" 2>/dev/null || true
+kv=$(grep -m 1 'GPU KV cache size' "$logfile" || true)
+[[ -z $kv ]] || pulse_record kv-cache line="$kv"
+while IFS= read -r proof; do
+  [[ -n $proof ]] || continue
+  found=false
+  ! grep -qF -- "$proof" "$logfile" || found=true
+  pulse_record proof text="$proof" found:="$found"
+done <<<"${PULSE_PROOFS:-}"

@@ -1,2 +1,46 @@
-# write-env: not written yet
-pulse_fail 1 "write-env: not implemented yet"
+# write-env: back up the recipe .env, then replace it atomically (temp file in the same dir, fsync, rename).
+# Skipped when the current file already has the new identity (sha256 + profile + overlay header) and an intact
+# body, which also makes a retry after success write no second backup. HF_TOKEN=/API_KEY= lines of the old file
+# go to the end of the new one; their values are never printed. A failed write leaves the old .env untouched.
+# Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP.
+# Record: write-env{written,backup,carried}.
+target=$PULSE_ENV_PATH
+dir=$(dirname -- "$target")
+[[ -d $dir ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "recipe directory $dir is missing"
+hdr() { sed -n "s/^# pulse-$1: //p" "$target" | head -n 1; }
+body_sha() { awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$1" | sha256sum | cut -d' ' -f1; }
+
+if [[ -f $target && $(hdr sha256) == "$PULSE_NEW_SHA256" && $(hdr profile) == "$PULSE_NEW_PROFILE" &&
+  $(hdr overlay) == "$PULSE_NEW_OVERLAY" && $(body_sha "$target") == "$PULSE_NEW_SHA256" ]]; then
+  pulse_record write-env written:=false backup= carried:=0 reason='same identity'
+  exit 0
+fi
+
+tmp=$(mktemp "$dir/.env.pulse-tmp.XXXXXX") || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot create a temp file in $dir"
+bak_tmp=
+trap 'rm -f -- "$tmp" ${bak_tmp:+"$bak_tmp"}' EXIT
+fail_write() { pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot write $1 (disk full?); the old .env is unchanged"; }
+
+printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d >"$tmp" || fail_write "$tmp"
+[[ -z $(tail -c 1 "$tmp") ]] || printf '\n' >>"$tmp" || fail_write "$tmp"
+carried=0
+if [[ -f $target ]]; then
+  carried=$(grep -cE '^(HF_TOKEN|API_KEY)=' "$target" || true)
+  if ((carried > 0)); then grep -E '^(HF_TOKEN|API_KEY)=' "$target" >>"$tmp" || fail_write "$tmp"; fi
+fi
+chmod 600 "$tmp" && sync -- "$tmp" || fail_write "$tmp"
+
+backup=
+if [[ -f $target ]]; then
+  backup="$dir/.env.pulse-bak-$PULSE_STAMP"
+  # A backup with this deploy's stamp is already the old file (a crash came before the rename): keep it.
+  if [[ ! -e $backup ]]; then
+    bak_tmp=$(mktemp "$dir/.env.pulse-bak-tmp.XXXXXX") || fail_write "$dir"
+    cp -- "$target" "$bak_tmp" && chmod 600 "$bak_tmp" && sync -- "$bak_tmp" || fail_write "$backup"
+    mv -f -- "$bak_tmp" "$backup" || fail_write "$backup"
+    bak_tmp=
+  fi
+fi
+mv -f -- "$tmp" "$target" || fail_write "$target"
+sync -- "$dir" 2>/dev/null || true
+pulse_record write-env written:=true backup="$backup" carried:="$carried"

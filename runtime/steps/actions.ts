@@ -2,6 +2,7 @@
 import { PulseError } from '../errors.js';
 import type { MemorySample, PlanRecipe, StartResult, StopResult, UpPlan, WriteEnvResult } from '../../workflows/types.js';
 import type { NodeSession } from '../node/types.js';
+import { SCRIPT_EXIT } from '../node/types.js';
 import { memoryInputs, mkdirInputs, recipeInputs, startInputs, writeEnvInputs } from './inputs.js';
 import { bool, lastRecord, num, runStep, str } from './run.js';
 import type { StepOptions } from './run.js';
@@ -21,7 +22,7 @@ export async function stopServer(session: NodeSession, recipe: PlanRecipe, opts?
 
 /** One MemAvailable sample against the gate; the caller (an activity) polls until it passes or times out. */
 export async function sampleMemory(session: NodeSession, gateGiB: number, opts?: StepOptions): Promise<MemorySample> {
-  const result = await runStep(session, 'memory', memoryInputs(gateGiB), opts);
+  const result = await runStep(session, 'memory', memoryInputs(gateGiB), opts, [SCRIPT_EXIT.notReady]);
   const r = lastRecord(result, 'memory');
   const kib = num(r, 'memAvailableKiB');
   if (kib === null) throw new PulseError('script', `${session.target.name}: step memory: no MemAvailable in /proc/meminfo`);

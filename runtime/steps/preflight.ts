@@ -8,12 +8,14 @@ import { bool, lastRecord, num, recordsOf, runStep, str } from './run.js';
 import type { StepOptions } from './run.js';
 
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+/** Values compare with white space runs collapsed (the script's pulse_env_norm does the same on the node). */
+const norm = (s: string): string => s.split(/\s+/).filter((w) => w !== '').join(' ');
 
-/** Key-map difference between the node .env (key → sha256 of value, as the script reports) and the render. */
+/** Key-map difference between the node .env (key → sha256 of normalised value, as the script reports) and the render. */
 export function diffEnv(current: Map<string, string>, rendered: Record<string, string>): EnvDiff {
   const added = Object.keys(rendered).filter((k) => !current.has(k));
   const removed = [...current.keys()].filter((k) => !(k in rendered));
-  const changed = Object.keys(rendered).filter((k) => current.has(k) && current.get(k) !== sha256(rendered[k] ?? ''));
+  const changed = Object.keys(rendered).filter((k) => current.has(k) && current.get(k) !== sha256(norm(rendered[k] ?? '')));
   return { added: added.sort(), removed: removed.sort(), changed: changed.sort() };
 }
 
