@@ -12,6 +12,7 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { ActivityDeps, ActivityLogger, PulseActivities } from '../activities/index.js';
 import { PulseError } from '../runtime/errors.js';
+import { defaultStateDir } from '../runtime/state.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
 import { buildDeps, stderrLogger } from './deps.js';
 
@@ -24,7 +25,8 @@ export interface PulseWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  stateDir: string;
+  /** Default: $PULSE_STATE_DIR, else the XDG state dir (runtime/state.ts defaultStateDir). */
+  stateDir?: string;
   logger?: ActivityLogger;
   /** Default WORKFLOW_BUNDLE_PATH. */
   bundlePath?: string;
@@ -43,6 +45,8 @@ export interface PulseWorker {
   runUntil<R>(p: Promise<R>): Promise<R>;
   /** Start a graceful shutdown (idempotent). */
   shutdown(): void;
+  /** The Temporal worker state (RUNNING, DRAINING, STOPPED...). */
+  getState(): ReturnType<Worker['getState']>;
 }
 
 /** A worker for the pulse workflows and activities; does not start polling until run()/runUntil(). */
@@ -52,7 +56,7 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
     throw new PulseError('internal', `workflow bundle not found: ${codePath}`, { hint: 'build it: npx tsc && node dist/worker/build-bundle.js' });
   }
   const logger = opts.logger ?? stderrLogger();
-  const real = buildDeps(opts.stateDir, logger, opts.deps);
+  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, opts.deps);
   const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
@@ -70,6 +74,7 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   return {
     worker,
     shutdown,
+    getState: () => worker.getState(),
     run: async () => {
       try {
         await worker.run();
@@ -91,7 +96,7 @@ export interface RunWorkerOptions {
   address: string;
   namespace?: string;
   taskQueue?: string;
-  stateDir: string;
+  stateDir?: string;
   tls?: NativeConnectionOptions['tls'];
   apiKey?: string;
   logger?: ActivityLogger;
