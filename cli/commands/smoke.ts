@@ -1,6 +1,42 @@
-// Placeholder until its issue lands; the owner replaces this module.
-import { PulseError } from '../../runtime/errors.js';
+/**
+ * `pulse model smoke --node <node> [--yes]`: one short chat completion through the node's server. Prints the
+ * model, latency, tokens and the reply's first line; exit 0 on pass. A protected node is refused without --yes
+ * before any connection is made.
+ */
+import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
+import { EXIT_CODES } from '../../runtime/errors.js';
+import { resolveNodesPath } from '../../runtime/paths.js';
+import { targetOf } from '../../runtime/status/collect.js';
+import { checkSmokeAllowed, runSmoke, type SmokeResult } from '../../runtime/status/smoke.js';
+import type { SmokeOptions } from '../options.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`smoke` is not implemented yet');
+function report(r: SmokeResult): string {
+  const t = r.tokens;
+  return [
+    `smoke ${r.node}: ${r.ok ? 'PASS' : 'FAIL'}`,
+    `  model    ${r.model ?? '?'}`,
+    `  latency  ${r.latencyS === null ? '?' : `${r.latencyS.toFixed(2)} s`}  (HTTP ${r.httpStatus ?? 'none'})`,
+    `  tokens   prompt ${t.prompt ?? '?'}, completion ${t.completion ?? '?'}, total ${t.total ?? '?'}`,
+    `  reply    ${r.reply ?? '(none)'}`,
+    ...(r.error ? [`  error    ${r.error}`] : []),
+  ].join('\n');
+}
+
+/** Run the smoke test on one node. */
+export async function run(opts: SmokeOptions): Promise<number> {
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const node = nodeOf(config, opts.node);
+  checkSmokeAllowed(opts.node, node, opts.yes);
+  // The primary recipe is the node's first one (the single-Spark recipe); its .env holds the key and model name.
+  const recipe = Object.values(node.recipes)[0];
+  const envPath = `${recipe?.dir ?? '.'}/.env`;
+  const { openSession } = await import('../../runtime/node/connect.js');
+  const session = await openSession(targetOf(opts.node, node));
+  try {
+    const result = await runSmoke(session, opts.node, node, envPath);
+    process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${report(result)}\n`);
+    return result.ok ? 0 : EXIT_CODES.script;
+  } finally {
+    await session.close().catch(() => undefined);
+  }
 }

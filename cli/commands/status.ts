@@ -1,6 +1,101 @@
-// Placeholder until its issue lands; the owner replaces this module.
-import { PulseError } from '../../runtime/errors.js';
+/**
+ * `pulse model status [--node] [--json] [--no-http] [--gpu-probe] [--yes]`: asks every node in parallel (one
+ * read-only script each) and, only when a Temporal server is configured or already running, which deploy holds
+ * each node. It never starts a server and loads the Temporal SDK only in that case. Exit 0 only if every node
+ * answered.
+ */
+import { loadNodesConfig } from '../../runtime/config/nodes.js';
+import { EXIT_CODES } from '../../runtime/errors.js';
+import { resolveNodesPath } from '../../runtime/paths.js';
+import { defaultStateDir } from '../../runtime/state.js';
+import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
+import { renderTable, useColour } from '../../runtime/status/table.js';
+import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
+import type { DeployProgress } from '../../workflows/types.js';
+import type { StatusOptions } from '../options.js';
+import type { Client } from '@temporalio/client';
+import type * as TemporalModule from '../temporal.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`status` is not implemented yet');
+/** How long status waits for Temporal before it shows the nodes without the deploy column. */
+const TEMPORAL_WAIT_MS = 8000;
+
+interface DeployLookup {
+  deploys: Map<string, DeployInProgress>;
+  note: string | null;
+}
+
+async function describeDeploy(client: Client, node: string, ui: (id: string, run: string) => string | null): Promise<DeployInProgress | null> {
+  const { workflowIdFor, PROGRESS_QUERY } = await import('../../workflows/definitions.js');
+  const id = workflowIdFor(node);
+  try {
+    const handle = client.workflow.getHandle(id);
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') return null;
+    const p = await handle.query<DeployProgress>(PROGRESS_QUERY).catch(() => null);
+    const started = p?.startedAt ? Date.parse(p.startedAt) : d.startTime.getTime();
+    const attrs = d.typedSearchAttributes;
+    const profile = attrs ? (attrs.getAll().find((a) => a.key.name === 'PulseProfile')?.value as string | undefined) : undefined;
+    return {
+      workflowId: id, runId: d.runId, action: p?.action ?? (d.type === 'downWorkflow' ? 'down' : 'up'), profile: profile ?? null,
+      step: p?.step ?? null, elapsedS: Math.round((Date.now() - started) / 1000), uiUrl: ui(id, d.runId),
+    };
+  } catch (e) {
+    if ((e as Error)?.name === 'WorkflowNotFoundError') return null;
+    throw e;
+  }
+}
+
+/** Deploys in progress per node, or a note saying why they are not shown. Never starts a Temporal server. */
+async function lookupDeploys(nodes: string[], opts: StatusOptions): Promise<DeployLookup> {
+  const empty = new Map<string, DeployInProgress>();
+  let temporal: typeof TemporalModule;
+  try {
+    temporal = await import('../temporal.js');
+  } catch {
+    return { deploys: empty, note: 'deploys in progress are not shown: the Temporal client module is not available' };
+  }
+  const target = await temporal.configuredOrRunningServer({ temporal: opts.temporal });
+  if (!target) return { deploys: empty, note: 'deploys in progress are not shown: no Temporal server is configured or running' };
+  const conn = await temporal.connectTo(target);
+  try {
+    const ui = (id: string, run: string): string | null => temporal.uiLink(target, id, run);
+    const found = await Promise.all(nodes.map((n) => describeDeploy(conn.client, n, ui)));
+    return { deploys: new Map(nodes.flatMap((n, i) => (found[i] ? [[n, found[i]] as const] : []))), note: null };
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+function timedLookup(nodes: string[], opts: StatusOptions): Promise<DeployLookup> {
+  let timer: NodeJS.Timeout | undefined;
+  const giveUp = new Promise<DeployLookup>((res) => {
+    timer = setTimeout(() => res({ deploys: new Map(), note: `deploys in progress are not shown: Temporal did not answer within ${TEMPORAL_WAIT_MS / 1000} s` }), TEMPORAL_WAIT_MS);
+    timer.unref();
+  });
+  const lookup = lookupDeploys(nodes, opts).catch((e: unknown) => ({
+    deploys: new Map<string, DeployInProgress>(),
+    note: `deploys in progress are not shown: ${(e as Error)?.message ?? String(e)}`,
+  }));
+  return Promise.race([lookup, giveUp]).finally(() => clearTimeout(timer));
+}
+
+/** Run status; prints the table or --json; exit 0 when every node answered, else the unreachable exit code. */
+export async function run(opts: StatusOptions): Promise<number> {
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const req = { node: opts.node, http: !opts.noHttp, gpuProbe: opts.gpuProbe, yes: opts.yes };
+  const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
+  const { openSession } = await import('../../runtime/node/connect.js');
+  const [report, deploys] = await Promise.all([
+    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir() }),
+    timedLookup(names, opts),
+  ]);
+  for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
+  if (deploys.note) report.notes.push(deploys.note);
+  print(report, opts.json);
+  return report.allAnswered ? 0 : EXIT_CODES.unreachable;
+}
+
+function print(report: StatusReport, json: boolean): void {
+  if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else process.stdout.write(renderTable(report, { colour: useColour(process.stdout) }));
 }

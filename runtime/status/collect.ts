@@ -1,0 +1,164 @@
+/**
+ * `status` for a set of nodes: every node is asked in parallel with one read-only script, so one slow or
+ * unreachable node neither blocks nor fails the others. The protected-node limits are decided here, before
+ * anything is sent: no HTTP request and no GPU probe on a protected node without --yes.
+ */
+import { PulseError } from '../errors.js';
+import { failureOf } from '../node/outcome.js';
+import { probeHost } from '../steps/inputs.js';
+import { readNodeStateSync } from '../state.js';
+import type { NodesConfig, NodeConfig } from '../config/nodes.js';
+import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
+import type { NodeState } from '../../workflows/types.js';
+import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
+import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
+import { runGpuProbe } from './probe.js';
+
+export interface StatusRequest {
+  node: string | undefined;
+  http: boolean;
+  gpuProbe: boolean;
+  yes: boolean;
+}
+
+export interface StatusDeps {
+  open: (target: NodeTarget) => Promise<NodeSession>;
+  stateDir: string;
+  /** A node that has not answered within this time is reported unreachable (ms). */
+  nodeTimeoutMs?: number;
+}
+
+/** The target of a configured node. */
+export function targetOf(name: string, node: NodeConfig): NodeTarget {
+  return node.host === 'ssh' ? { name, host: 'ssh', ssh: node.ssh } : { name, host: 'local' };
+}
+
+/** The node names a status run covers; an unknown --node is refused, a protected --node --gpu-probe without --yes too. */
+export function selectNodes(config: NodesConfig, req: StatusRequest): string[] {
+  if (req.node === undefined) return Object.keys(config.nodes);
+  const node = Object.hasOwn(config.nodes, req.node) ? config.nodes[req.node] : undefined;
+  if (!node) throw new PulseError('usage', `unknown node "${req.node}"; known nodes: ${Object.keys(config.nodes).join(', ')}`);
+  if (req.gpuProbe && node.protected && !req.yes) {
+    throw new PulseError('refused', `${req.node} is protected: status --gpu-probe starts a GPU container there and needs --yes`);
+  }
+  return [req.node];
+}
+
+/** Why no HTTP request goes to this node's server, or null when status may send one. */
+export function httpSkipReason(node: NodeConfig, req: StatusRequest): string | null {
+  if (!req.http) return 'not checked: --no-http';
+  if (node.protected && !req.yes) return 'not checked: protected node, no HTTP request without --yes';
+  return null;
+}
+
+/** The exported inputs of status.sh for one node. */
+export function statusInputs(node: NodeConfig, http: boolean): Record<string, string> {
+  return {
+    PULSE_RECIPES: Object.entries(node.recipes).map(([n, r]) => `${n}\t${r.dir}\t${r.container}`).join('\n'),
+    PULSE_PORT: node.env.PORT,
+    PULSE_PROBE_HOST: probeHost(node.env.BIND),
+    PULSE_HTTP: http ? '1' : '0',
+  };
+}
+
+function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, httpSkip: string | null): NodeStatus {
+  return {
+    node: name, protected: node.protected, answered: false, error: null, recipe: null, container: null, containers: [],
+    env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
+    kvCache: { line: null, source: null }, memory: null, gpuProcesses: null,
+    lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
+    deploy: null, gpuProbe: null, warnings: [],
+  };
+}
+
+/** Fill a NodeStatus from a finished status.sh run. */
+export function applyRecords(s: NodeStatus, result: RemoteResult, gateGiB: number, state: NodeState | null, httpSkip: string | null): void {
+  const recs = result.records;
+  s.recipe = (lastOf(recs, 'primary')?.['recipe'] as string | undefined) ?? null;
+  s.containers = recordsOf(recs, 'container').map(containerOf);
+  const primary = lastOf(recs, 'container', s.recipe ?? undefined);
+  s.container = primary ? containerOf(primary) : null;
+  const env = lastOf(recs, 'env', s.recipe ?? undefined);
+  s.env = env ? envOf(env) : null;
+  s.health = healthOf(lastOf(recs, 'health'), httpSkip, state?.servedModelName ?? 'qwen38');
+  s.kvCache = kvCacheOf(lastOf(recs, 'kv-cache'), s.container?.exists ?? false, state);
+  s.memory = memoryOf(lastOf(recs, 'memory'), gateGiB, s.container?.running ?? false);
+  s.gpuProcesses = gpuProcessesOf(recs);
+  if (s.env?.drift) s.warnings.push(`${s.env.path} was edited after pulse rendered it (body does not match pulse-sha256)`);
+  if (s.env?.exists && !s.env.renderedByPulse) s.warnings.push(`${s.env.path} has no pulse header (not rendered by pulse)`);
+  if (s.memory?.warning) s.warnings.push(s.memory.warning);
+  if (s.kvCache.source === 'state') s.warnings.push('the KV cache line is gone from the container log (rotated); showing the value up saved');
+  const docker = lastOf(recs, 'docker');
+  if (docker) s.warnings.push(String(docker['detail']));
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => rej(new PulseError('unreachable', `${what}: no answer within ${Math.round(ms / 1000)} s`)), ms);
+  });
+  try {
+    return await Promise.race([p, t]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Ask one node. Never throws: an unreachable node or a failed script becomes `answered: false` with the reason. */
+export async function statusOfNode(config: NodesConfig, name: string, req: StatusRequest, deps: StatusDeps): Promise<NodeStatus> {
+  const node = config.nodes[name] as NodeConfig;
+  let state: NodeState | null = null;
+  let stateProblem: string | null = null;
+  try {
+    state = readNodeStateSync(deps.stateDir, name);
+  } catch (e) {
+    stateProblem = (e as Error).message;
+  }
+  const httpSkip = httpSkipReason(node, req);
+  const s = emptyStatus(name, node, state, httpSkip);
+  if (stateProblem) s.warnings.push(stateProblem);
+  const probeWanted = req.gpuProbe && (!node.protected || req.yes);
+  const gate = node.minMemAvailableGiB ?? config.minMemAvailableGiB;
+  let session: NodeSession | null = null;
+  const timeout = deps.nodeTimeoutMs ?? 90_000;
+  const opening = deps.open(targetOf(name, node));
+  try {
+    session = await withTimeout(opening, timeout, `${name}: connect`);
+    // The abort kills the script's process group on the node, not only the channel.
+    const signal = AbortSignal.timeout(timeout);
+    const result = await session.run('status', { env: statusInputs(node, httpSkip === null), signal });
+    const failure = failureOf(result);
+    if (failure) throw failure;
+    s.answered = true;
+    applyRecords(s, result, gate, state, httpSkip);
+    if (probeWanted) s.gpuProbe = await runGpuProbe(session, node);
+  } catch (e) {
+    s.error = errorLine(name, e, timeout);
+    // A connection that arrives after the timeout must still be closed.
+    if (!session) void opening.then((late) => late.close()).catch(() => undefined);
+  } finally {
+    await session?.close().catch(() => undefined);
+  }
+  if (req.gpuProbe && !probeWanted) s.gpuProbe = skippedProbe('protected node: the GPU probe needs --yes');
+  return s;
+}
+
+function errorLine(name: string, e: unknown, timeoutMs: number): string {
+  if (e instanceof PulseError) return e.kind === 'unreachable' ? `unreachable: ${e.message}` : e.message;
+  if ((e as Error)?.name === 'TimeoutError') return `${name}: no answer within ${Math.round(timeoutMs / 1000)} s`;
+  return `${name}: ${(e as Error)?.message ?? String(e)}`;
+}
+
+function skippedProbe(why: string): GpuProbeStatus {
+  return { ran: false, skipped: why, exitCode: null, output: null };
+}
+
+/** Status of every selected node, in nodes.json order, asked in parallel. */
+export async function collectStatus(config: NodesConfig, req: StatusRequest, deps: StatusDeps): Promise<StatusReport> {
+  const names = selectNodes(config, req);
+  const nodes = await Promise.all(names.map((n) => statusOfNode(config, n, req, deps)));
+  const notes: string[] = [];
+  const skipped = nodes.filter((n) => n.gpuProbe?.skipped).map((n) => n.node);
+  if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
+  return { version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), nodes, notes };
+}

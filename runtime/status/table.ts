@@ -1,0 +1,114 @@
+/**
+ * The human form of a StatusReport: a one-row-per-node summary, then one block per node. Every line fits
+ * WIDTH columns (long values are cut with …); colour only when asked (a TTY without NO_COLOR).
+ */
+import type { NodeStatus, StatusReport } from './types.js';
+
+export const WIDTH = 100;
+
+type Paint = (text: string, tone: 'ok' | 'bad' | 'warn' | 'dim') => string;
+const CODES = { ok: 32, bad: 31, warn: 33, dim: 2 } as const;
+
+/** Colour when stdout is a TTY and NO_COLOR is unset or empty (https://no-color.org). */
+export function useColour(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && !env['NO_COLOR'];
+}
+
+/** Cut `text` to `width` columns. */
+export function fit(text: string, width = WIDTH): string {
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** Wrap `text` at spaces into lines of at most `width` columns, continuation lines indented by `indent`. */
+export function wrap(text: string, indent: number, width = WIDTH): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (next.length > width && line.trim() !== '') {
+      out.push(line);
+      line = `${' '.repeat(indent)}${word}`;
+    } else line = next;
+  }
+  out.push(line);
+  return out.map((l) => fit(l, width));
+}
+
+function cell(text: string, width: number): string {
+  return fit(text, width).padEnd(width);
+}
+
+function healthCell(s: NodeStatus): string {
+  if (!s.answered) return '-';
+  if (!s.health.checked) return s.health.skipped?.includes('protected') ? 'no (protected)' : 'not checked';
+  return s.health.ok ? `ok ${s.health.httpStatus}` : `FAIL ${s.health.httpStatus ?? 'none'}`;
+}
+
+function summaryRow(s: NodeStatus): string {
+  const container = s.answered ? (s.container ? (s.container.exists ? s.container.state : 'none') : '-') : 'UNREACHABLE';
+  const profile = s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-');
+  const drift = s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-';
+  const mem = s.memory?.availableGiB !== null && s.memory ? `${s.memory.availableGiB}/${s.memory.gateGiB}` : '-';
+  const last = s.lastDeploy ? s.lastDeploy.state : 'none';
+  const deploy = s.deploy ? `${s.deploy.action ?? ''} ${s.deploy.step ?? ''}`.trim() : '';
+  return [cell(s.node, 10), cell(container, 12), cell(profile, 10), cell(drift, 6), cell(healthCell(s), 15), cell(mem, 10), cell(last, 9), fit(deploy, 22)].join(' ');
+}
+
+function age(iso: string | null, now: Date): string {
+  if (!iso) return '';
+  const s = Math.max(0, Math.round((now.getTime() - Date.parse(iso)) / 1000));
+  if (!Number.isFinite(s)) return '';
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return d > 0 ? `${d}d${h}h ago` : h > 0 ? `${h}h${m}m ago` : `${m}m${s % 60}s ago`;
+}
+
+function detailLines(s: NodeStatus, now: Date): [string, string][] {
+  const out: [string, string][] = [];
+  if (!s.answered) out.push(['error', s.error ?? 'no answer']);
+  const c = s.container;
+  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt} (${age(c.startedAt, now)})` : ''} ${c.image ?? ''}` : `${c.name}: no such container`]);
+  const e = s.env;
+  if (e) {
+    const id = e.renderedByPulse ? `${e.profile} on ${e.node}, recipe ${e.recipe}, overlay ${e.overlay}, rendered ${e.rendered}` : e.exists ? 'no pulse header' : 'missing';
+    out.push(['.env', `${id}${e.drift ? '  DRIFT: edited after render' : ''}  ${e.path}`]);
+  }
+  const h = s.health;
+  if (s.answered || h.skipped) {
+    out.push(['health', h.checked ? `HTTP ${h.httpStatus ?? 'none'} ${h.servedModels.join(',') || '(no model)'} max_model_len ${h.maxModelLen ?? '?'}${h.detail ? ` (${h.detail})` : ''}` : (h.skipped ?? '')]);
+  }
+  if (s.answered) out.push(['kv cache', s.kvCache.line ? `${s.kvCache.line}${s.kvCache.source === 'state' ? ' (saved by up: rotated out of the log)' : ''}` : 'none']);
+  const m = s.memory;
+  if (m) out.push(['memory', `MemAvailable ${m.availableGiB ?? '?'} GiB of ${m.totalGiB ?? '?'}, gate ${m.gateGiB} GiB${m.atGate === false ? ' (below)' : ''}, watermark_scale_factor ${m.watermarkScaleFactor ?? '?'}`]);
+  if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
+  const l = s.lastDeploy;
+  out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${l.at}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
+  if (s.deploy) out.push(['deploy', `${s.deploy.workflowId} ${s.deploy.action ?? ''} ${s.deploy.profile ?? ''} step ${s.deploy.step ?? '?'}${s.deploy.elapsedS !== null ? `, ${s.deploy.elapsedS} s` : ''} ${s.deploy.uiUrl ?? ''}`]);
+  const g = s.gpuProbe;
+  if (g) out.push(['gpu probe', g.ran ? `exit ${g.exitCode}: ${(g.output ?? '').trim().split('\n').slice(-1)[0] ?? ''}` : `skipped: ${g.skipped}`]);
+  for (const w of s.warnings) out.push(['warning', w]);
+  return out;
+}
+
+/** Render the report for people. */
+export function renderTable(report: StatusReport, opts: { colour: boolean; now?: Date }): string {
+  const paint: Paint = (t, tone) => (opts.colour ? `\u001b[${CODES[tone]}m${t}\u001b[0m` : t);
+  const now = opts.now ?? new Date();
+  const header = [cell('NODE', 10), cell('CONTAINER', 12), cell('PROFILE', 10), cell('DRIFT', 6), cell('HEALTH', 15), cell('MEM GiB', 10), cell('LAST', 9), 'DEPLOY'].join(' ');
+  const lines = [paint(fit(header), 'dim')];
+  for (const s of report.nodes) {
+    const row = fit(summaryRow(s));
+    lines.push(!s.answered ? paint(row, 'bad') : s.warnings.length || !s.health.ok ? paint(row, 'warn') : row);
+  }
+  for (const s of report.nodes) {
+    lines.push('', paint(fit(`${s.node}${s.protected ? ' (protected)' : ''}${s.recipe ? `  recipe ${s.recipe}` : ''}`), s.answered ? 'ok' : 'bad'));
+    for (const [k, v] of detailLines(s, now)) {
+      if (k === 'warning' || k === 'error') {
+        for (const l of wrap(`  ${k.padEnd(10)} ${v}`, 13)) lines.push(paint(l, k === 'error' ? 'bad' : 'warn'));
+      } else lines.push(fit(`  ${k.padEnd(10)} ${v}`));
+    }
+  }
+  for (const n of report.notes) lines.push('', ...wrap(`note: ${n}`, 6));
+  return `${lines.join('\n')}\n`;
+}

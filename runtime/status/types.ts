@@ -1,0 +1,126 @@
+/**
+ * The stable shape of `pulse model status --json` (docs/STATUS.md). Fields are added, never renamed or removed,
+ * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
+ * saying why.
+ */
+import type { NodeStateKind } from '../../workflows/types.js';
+
+export const STATUS_JSON_VERSION = 1;
+
+export interface ContainerStatus {
+  name: string;
+  exists: boolean;
+  running: boolean;
+  /** docker's State.Status (running, exited, created, ...) or `absent`. */
+  state: string;
+  startedAt: string | null;
+  image: string | null;
+}
+
+export interface EnvStatus {
+  path: string;
+  exists: boolean;
+  /** The file has a complete pulse header. */
+  renderedByPulse: boolean;
+  profile: string | null;
+  node: string | null;
+  recipe: string | null;
+  overlay: string | null;
+  rendered: string | null;
+  /** The header's pulse-sha256. */
+  sha256: string | null;
+  /** The body no longer matches pulse-sha256 (somebody edited the file). Carried secret lines do not count. */
+  drift: boolean;
+}
+
+export interface HealthStatus {
+  /** A request was sent. false: see `skipped`. */
+  checked: boolean;
+  /** Why no request was sent (--no-http, protected node without --yes, node unreachable). */
+  skipped: string | null;
+  httpStatus: number | null;
+  ok: boolean;
+  servedModels: string[];
+  maxModelLen: number | null;
+  detail: string | null;
+}
+
+export interface KvCacheStatus {
+  line: string | null;
+  /** `log`: read from the container log now; `state`: the value `up` saved (the log was rotated); null: none. */
+  source: 'log' | 'state' | null;
+}
+
+export interface MemoryStatus {
+  availableGiB: number | null;
+  totalGiB: number | null;
+  gateGiB: number;
+  /** MemAvailable is at or above the gate. */
+  atGate: boolean | null;
+  watermarkScaleFactor: number | null;
+  /** Set when the factor is high enough that the gate may be unreachable (RUNTIME.md, Known limits). */
+  warning: string | null;
+}
+
+export interface GpuProcess {
+  pid: number | null;
+  name: string;
+  usedMiB: number | null;
+}
+
+export interface LastDeploy {
+  state: NodeStateKind;
+  action: 'up' | 'down';
+  profile: string | null;
+  at: string;
+  error: string | null;
+}
+
+export interface DeployInProgress {
+  workflowId: string;
+  runId: string | null;
+  action: string | null;
+  profile: string | null;
+  step: string | null;
+  elapsedS: number | null;
+  uiUrl: string | null;
+}
+
+export interface GpuProbeStatus {
+  ran: boolean;
+  skipped: string | null;
+  exitCode: number | null;
+  output: string | null;
+}
+
+export interface NodeStatus {
+  node: string;
+  protected: boolean;
+  /** The node script ran to the end. false: `error` says why (unreachable, script failure). */
+  answered: boolean;
+  error: string | null;
+  /** The recipe status reports on: the one whose container runs, else one whose container exists, else the first. */
+  recipe: string | null;
+  container: ContainerStatus | null;
+  /** Every recipe's container (for nodes with more than one recipe). */
+  containers: ContainerStatus[];
+  env: EnvStatus | null;
+  health: HealthStatus;
+  kvCache: KvCacheStatus;
+  memory: MemoryStatus | null;
+  /** nvidia-smi compute processes, information only; null when nvidia-smi did not answer. */
+  gpuProcesses: GpuProcess[] | null;
+  lastDeploy: LastDeploy | null;
+  deploy: DeployInProgress | null;
+  gpuProbe: GpuProbeStatus | null;
+  warnings: string[];
+}
+
+export interface StatusReport {
+  version: typeof STATUS_JSON_VERSION;
+  /** Every node answered (the exit code is 0 exactly when this is true). */
+  allAnswered: boolean;
+  nodes: NodeStatus[];
+  /** Command-level notes: why deploys are not shown, which nodes the GPU probe skipped. */
+  notes: string[];
+}
