@@ -1,0 +1,79 @@
+/**
+ * Per-node controls that the simulated programs (vLLM, docker, nvidia-smi) read when they run. The test process
+ * writes them through SimNode; the node-side programs only read. Bash assets use plain marker files instead
+ * (sudo-ok, stop-mode, ready-poll-s) so they need no JSON parser.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** How the simulated vLLM misbehaves. `none` is a healthy server. */
+export type FailureMode =
+  | 'none'
+  /** Exits with an error shortly after it starts (bad flag, CUDA error). */
+  | 'crash-at-start'
+  /** Logs the startup lines but never listens (stuck in compile / weight load). */
+  | 'never-ready'
+  /** Serves a model id other than --served-model-name. */
+  | 'wrong-model'
+  /** Reports a max_model_len other than --max-model-len. */
+  | 'wrong-max-len'
+  /** Answers, but every response waits `slowMs`. */
+  | 'slow'
+  /** Dies (exit 1) half-way through its ready delay. */
+  | 'die-during-readiness';
+
+export interface NodeControl {
+  failure: FailureMode;
+  /** Time from container start to listening on the port. */
+  readyDelayMs: number;
+  /** Response delay in `slow` mode. */
+  slowMs: number;
+  /** nvidia-smi hides the vLLM process (seen on spark2). */
+  nvidiaSmiHidesContainers: boolean;
+}
+
+export const DEFAULT_CONTROL: NodeControl = {
+  failure: 'none',
+  readyDelayMs: 300,
+  slowMs: 2000,
+  nvidiaSmiHidesContainers: false,
+};
+
+/** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */
+export function readControl(stateDir: string): NodeControl {
+  try {
+    const raw = JSON.parse(fs.readFileSync(path.join(stateDir, 'control.json'), 'utf8')) as Partial<NodeControl>;
+    return { ...DEFAULT_CONTROL, ...raw };
+  } catch {
+    return { ...DEFAULT_CONTROL };
+  }
+}
+
+/** Merges `patch` into the control file, atomically (temp + rename) so a starting container never reads half. */
+export function writeControl(stateDir: string, patch: Partial<NodeControl>): NodeControl {
+  const next = { ...readControl(stateDir), ...patch };
+  const file = path.join(stateDir, 'control.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(next, null, 2));
+  fs.renameSync(tmp, file);
+  return next;
+}
+
+/** Appends one JSON line to a sim log file (request log, probe calls). */
+export function appendJsonLine(file: string, value: unknown): void {
+  fs.appendFileSync(file, `${JSON.stringify(value)}\n`);
+}
+
+/** Reads a JSON-lines file written by appendJsonLine ([] when absent). */
+export function readJsonLines<T>(file: string): T[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}

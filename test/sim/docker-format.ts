@@ -1,0 +1,82 @@
+/**
+ * The small part of Go's text/template that scripts pass to `docker --format`: `{{.A.B}}`, `{{json .X}}`,
+ * `{{range .X}}...{{end}}`, and `\t`/`\n` escapes (the docker CLI turns them into real tabs/newlines).
+ */
+import type { ContainerRecord } from './docker-state.js';
+
+/** Thrown for a template the simulator does not understand, so a script never gets silently wrong output. */
+export class TemplateError extends Error {}
+
+function lookup(root: unknown, pathExpr: string): unknown {
+  if (pathExpr === '.') return root;
+  let cur: unknown = root;
+  for (const key of pathExpr.replace(/^\./, '').split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+function show(value: unknown): string {
+  if (value === undefined || value === null) return '<no value>';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return `[${value.map(show).join(' ')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b));
+  return `map[${entries.map(([k, v]) => `${k}:${show(v)}`).join(' ')}]`;
+}
+
+function action(expr: string, root: unknown): string {
+  const e = expr.trim();
+  const json = /^json\s+(\.[\w.]*)$/.exec(e);
+  if (json) return JSON.stringify(lookup(root, json[1]!) ?? null);
+  if (/^\.[\w.]*$/.test(e)) return show(lookup(root, e));
+  throw new TemplateError(`template: unsupported action {{${e}}} (pulse docker simulator)`);
+}
+
+/** Renders `format` against `root` like `docker ... --format`. */
+export function renderTemplate(format: string, root: unknown): string {
+  const fmt = format.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
+  const withRanges = fmt.replace(/\{\{\s*range\s+(\.[\w.]*)\s*\}\}([\s\S]*?)\{\{\s*end\s*\}\}/g, (_m, p: string, body: string) => {
+    const items = lookup(root, p);
+    if (!Array.isArray(items)) return '';
+    return items.map((item) => renderTemplate(body, item)).join('');
+  });
+  return withRanges.replace(/\{\{([\s\S]*?)\}\}/g, (_m, expr: string) => action(expr, root));
+}
+
+/** "Up 5 seconds", "Exited (0) 3 seconds ago", like the STATUS column of docker ps. */
+export function statusText(rec: ContainerRecord, now = Date.now()): string {
+  const ago = (iso: string) => humanDuration(now - Date.parse(iso));
+  if (rec.State.Running) return `Up ${ago(rec.State.StartedAt)}`;
+  if (rec.State.Status === 'created') return 'Created';
+  return `Exited (${rec.State.ExitCode}) ${ago(rec.State.FinishedAt)} ago`;
+}
+
+function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 1) return 'Less than a second';
+  if (s < 60) return `${s} second${s === 1 ? '' : 's'}`;
+  const m = Math.round(s / 60);
+  if (m < 60) return m === 1 ? 'About a minute' : `${m} minutes`;
+  const h = Math.round(m / 60);
+  return h === 1 ? 'About an hour' : `${h} hours`;
+}
+
+/** The fields `docker ps --format` offers for one container. */
+export function psRow(rec: ContainerRecord, now = Date.now()): Record<string, unknown> {
+  return {
+    ID: rec.Id.slice(0, 12),
+    Names: rec.Name.slice(1),
+    Image: rec.Config.Image,
+    Command: JSON.stringify([rec.Path, ...rec.Args].join(' ').slice(0, 20) + '…'),
+    CreatedAt: rec.Created,
+    RunningFor: humanDuration(now - Date.parse(rec.Created)) + ' ago',
+    Status: statusText(rec, now),
+    State: rec.State.Status,
+    Ports: '',
+    Mounts: rec.Mounts.map((m) => m.Source).join(','),
+    Labels: '',
+    Networks: rec.HostConfig.NetworkMode,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Creates one node's file tree: recipe lookalike, HF cache, triton cache parent, MTP shard r2, the sim tool shims,
+ * the docker state, the memory files and the node's ssh host key.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { writeControl } from './control.js';
+import type { NodeControl } from './control.js';
+import { writeImages } from './docker-state.js';
+import { renderMeminfo } from './memory.js';
+import type { MemorySettings } from './memory.js';
+import type { NodePaths } from './paths.js';
+import { DEFAULT_IMAGE, PROBE_IMAGE, PROFILE_IMAGE, SIM_ASSETS, SIM_DIST } from './paths.js';
+
+const execFileP = promisify(execFile);
+
+/** Copies a text asset, replacing @SIM_STATE@ with the node's sim state dir. */
+function installAsset(src: string, dst: string, stateDir: string): void {
+  fs.mkdirSync(path.dirname(dst), { recursive: true });
+  fs.writeFileSync(dst, fs.readFileSync(src, 'utf8').replaceAll('@SIM_STATE@', stateDir));
+  fs.chmodSync(dst, fs.statSync(src).mode & 0o777);
+}
+
+function installRecipe(p: NodePaths): void {
+  const src = path.join(SIM_ASSETS, 'recipe');
+  for (const rel of ['start.sh', 'stop.sh', '.env.sample', 'mtp.py', 'files/chat-template/chat_template.jinja', 'files/mtp-draft-vocab.json']) {
+    installAsset(path.join(src, rel), path.join(p.recipeDir, rel), p.state);
+  }
+  fs.mkdirSync(p.logsDir, { recursive: true });
+}
+
+function installModel(p: NodePaths): void {
+  fs.mkdirSync(p.modelSnapshot, { recursive: true });
+  const files: Record<string, string> = {
+    'config.json': JSON.stringify({ architectures: ['Qwen3NextForCausalLM'], model_type: 'qwen3_next', max_position_embeddings: 524288 }),
+    'generation_config.json': JSON.stringify({ temperature: 0.7 }),
+    'tokenizer.json': JSON.stringify({ version: '1.0', model: { type: 'BPE' } }),
+    'tokenizer_config.json': JSON.stringify({ model_max_length: 524288 }),
+    'model.safetensors.index.json': JSON.stringify({ weight_map: { 'lm_head.weight': 'model-00001-of-00001.safetensors' } }),
+    'model-00001-of-00001.safetensors': 'simulated weights',
+  };
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(p.modelSnapshot, name), text);
+  const repo = path.dirname(path.dirname(p.modelSnapshot));
+  fs.mkdirSync(path.join(repo, 'refs'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'refs', 'main'), path.basename(p.modelSnapshot));
+}
+
+/** Per-node shims that run the compiled sim tools with the node's state dirs baked in. */
+function installBin(p: NodePaths): void {
+  fs.mkdirSync(p.binDir, { recursive: true });
+  for (const [tool, js] of [['docker', 'docker-cli.js'], ['nvidia-smi', 'nvidia-smi.js']] as const) {
+    const shim = `#!/bin/bash\n# pulse simulator ${tool} (test/sim)\nexport SIM_DOCKER_DIR='${p.dockerDir}' SIM_STATE='${p.state}'\nexec '${process.execPath}' '${path.join(SIM_DIST, js)}' "$@"\n`;
+    fs.writeFileSync(path.join(p.binDir, tool), shim, { mode: 0o755 });
+  }
+  installAsset(path.join(SIM_ASSETS, 'bin', 'sudo'), path.join(p.binDir, 'sudo'), p.state);
+}
+
+export interface NodeSetup {
+  memory: MemorySettings;
+  control: NodeControl;
+  readyPollS: number;
+}
+
+/** Builds the whole tree of one node and generates its host key; returns the public host key line. */
+export async function buildNodeTree(name: string, p: NodePaths, setup: NodeSetup): Promise<string> {
+  for (const d of [p.root, p.state, p.sshDir, p.dockerDir, path.dirname(p.tritonCache), path.dirname(p.mtpShardR2)]) {
+    fs.mkdirSync(d, { recursive: true });
+  }
+  installRecipe(p);
+  installModel(p);
+  installBin(p);
+  fs.writeFileSync(p.mtpShardR2, 'simulated MTP shard r2');
+  writeImages(p.dockerDir, [PROFILE_IMAGE, DEFAULT_IMAGE, PROBE_IMAGE]);
+  writeControl(p.state, setup.control);
+  fs.writeFileSync(p.meminfo, renderMeminfo(setup.memory.totalGiB, setup.memory.idleAvailableGiB));
+  fs.writeFileSync(p.watermark, '10\n');
+  fs.writeFileSync(path.join(p.state, 'sudo-ok'), '');
+  fs.writeFileSync(path.join(p.state, 'stop-mode'), 'ok\n');
+  fs.writeFileSync(path.join(p.state, 'ready-poll-s'), `${setup.readyPollS}\n`);
+  for (const f of ['start-calls', 'stop-calls', 'requests.jsonl']) fs.writeFileSync(path.join(p.state, f), '');
+  const key = path.join(p.sshDir, 'ssh_host_ed25519_key');
+  await execFileP('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `pulse-sim-${name}`, '-f', key]);
+  return fs.readFileSync(`${key}.pub`, 'utf8').trim();
+}

@@ -1,0 +1,233 @@
+/**
+ * One simulated node as the test sees it: its addresses and paths, the controls that make it misbehave, and the
+ * records (requests, start.sh calls, docker calls) that prove what happened on it.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { readControl, readJsonLines, writeControl } from './control.js';
+import type { FailureMode, NodeControl } from './control.js';
+import type { ContainerRecord } from './docker-state.js';
+import { listRecords, readImages, writeImages } from './docker-state.js';
+import { availableGiB, readWatermark, renderMeminfo, rewriteInPlace } from './memory.js';
+import type { MemorySettings } from './memory.js';
+import type { NodePaths } from './paths.js';
+import { CONTAINER_NAME } from './paths.js';
+import { killNamespaces, mountNamespace, processesIn, signalPid } from './procs.js';
+import { startSshd } from './sshd.js';
+
+/** One HTTP request the simulated vLLM received. */
+export interface RequestRecord {
+  at: string;
+  container: string;
+  method: string;
+  path: string;
+  authorized: boolean;
+  status: number;
+  model?: string;
+  requestId?: string;
+}
+
+export type StopMode = 'ok' | 'fail' | 'hang' | 'noop';
+
+/** A simulated DGX Spark node. */
+export class SimNode {
+  /** Every mount namespace this node's sshd ever had (containers outlive an sshd restart). */
+  readonly namespaces = new Set<string>();
+  private sshd: ChildProcess | null = null;
+  private wasRunning = false;
+  private stoppedAt: number | null = null;
+  /** Called after the sshd got a new namespace (the sim updates its registry entry). */
+  onRestart: (() => void) | null = null;
+
+  constructor(
+    readonly name: string,
+    /** Loopback address of the node's sshd, e.g. 127.0.0.20. */
+    readonly address: string,
+    readonly sshPort: number,
+    /** The vLLM port (env PORT) of this node; the server binds 127.0.0.1 (BIND). */
+    readonly vllmPort: number,
+    readonly paths: NodePaths,
+    private memory: MemorySettings,
+    private readonly authorizedKeys: string,
+  ) {}
+
+  get recipeDir(): string {
+    return this.paths.recipeDir;
+  }
+  get envPath(): string {
+    return this.paths.envPath;
+  }
+  get hfHome(): string {
+    return this.paths.hfHome;
+  }
+  get containerName(): string {
+    return CONTAINER_NAME;
+  }
+
+  /** Starts (or restarts) the node's sshd in a fresh mount namespace. */
+  async startSshd(): Promise<void> {
+    if (this.sshd && this.sshd.exitCode === null) return;
+    this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys });
+    const ns = mountNamespace(this.sshd.pid ?? -1);
+    if (ns) this.namespaces.add(ns);
+    this.onRestart?.();
+  }
+
+  /** Kills the sshd listener and every ssh session (the node becomes unreachable); containers keep running. */
+  async stopSshd(): Promise<void> {
+    this.killSshSessions();
+    const child = this.sshd;
+    this.sshd = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    signalPid(child.pid ?? -1);
+    await exited;
+  }
+
+  /** Drops every open ssh connection (SIGKILL to the per-connection sshd processes), like a lost link. */
+  killSshSessions(): void {
+    for (const pid of processesIn(this.namespaces)) {
+      if (pid === this.sshd?.pid) continue;
+      try {
+        if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sshd') signalPid(pid);
+      } catch {
+        /* gone */
+      }
+    }
+  }
+
+  /** Kills everything of the node (sessions, containers, start.sh) and then its sshd. */
+  async kill(): Promise<void> {
+    const listener = this.sshd?.pid;
+    const others = new Set(this.namespaces);
+    for (let i = 0; i < 20; i++) {
+      const pids = processesIn(others).filter((p) => p !== listener);
+      if (pids.length === 0) break;
+      pids.forEach((p) => signalPid(p));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await this.stopSshd();
+    killNamespaces(others);
+  }
+
+  /** Live pids of the node (its sshd, sessions, containers, detached scripts). */
+  processes(): number[] {
+    return processesIn(this.namespaces);
+  }
+
+  /** Runs a bash script inside the node's mount namespace (sees the node's /proc/meminfo and tools). */
+  exec(script: string): string {
+    const pid = this.sshd?.pid;
+    if (!pid) throw new Error(`sim node ${this.name}: sshd is not running`);
+    return execFileSync('nsenter', ['-t', String(pid), '-m', 'bash', '-s'], { input: script, encoding: 'utf8', env: { ...process.env, PATH: `${this.paths.binDir}:${process.env.PATH ?? ''}` } });
+  }
+
+  /** Changes the memory model (e.g. `{ pinnedAvailableGiB: 50 }`: memory never frees). */
+  setMemory(patch: Partial<MemorySettings>): void {
+    this.memory = { ...this.memory, ...patch };
+    this.tick(Date.now());
+  }
+  /** Sets vm.watermark_scale_factor as the node shows it (a higher factor lowers MemAvailable). */
+  setWatermark(factor: number): void {
+    fs.writeFileSync(this.paths.watermark, `${factor}\n`);
+    this.tick(Date.now());
+  }
+  /** MemAvailable the node shows now, in GiB. */
+  memAvailableGiB(): number {
+    const m = /MemAvailable:\s+(\d+) kB/.exec(fs.readFileSync(this.paths.meminfo, 'utf8'));
+    return Number(m?.[1] ?? 0) / (1024 * 1024);
+  }
+
+  /** Recomputes and rewrites the node's /proc/meminfo (called by the sim's timer). */
+  tick(now: number): void {
+    const running = this.containers().some((c) => c.State.Running);
+    if (this.wasRunning && !running) this.stoppedAt = now;
+    this.wasRunning = running;
+    const avail = availableGiB(this.memory, running, this.stoppedAt, readWatermark(this.paths.watermark), now);
+    rewriteInPlace(this.paths.meminfo, renderMeminfo(this.memory.totalGiB, avail));
+  }
+
+  /** Failure mode of the next container start. */
+  setFailure(failure: FailureMode): void {
+    writeControl(this.paths.state, { failure });
+  }
+  /** Time the next started vLLM takes to listen. */
+  setReadyDelay(ms: number): void {
+    writeControl(this.paths.state, { readyDelayMs: ms });
+  }
+  /** Any other control (slowMs, nvidiaSmiHidesContainers). */
+  setControl(patch: Partial<NodeControl>): NodeControl {
+    return writeControl(this.paths.state, patch);
+  }
+  control(): NodeControl {
+    return readControl(this.paths.state);
+  }
+  /** Whether `sudo -n` succeeds on the node. */
+  setSudo(ok: boolean): void {
+    const f = path.join(this.paths.state, 'sudo-ok');
+    if (ok) fs.writeFileSync(f, '');
+    else fs.rmSync(f, { force: true });
+  }
+  /** How the recipe's stop.sh behaves: ok, fail (exit 1), hang (never returns), noop (exit 0, container stays). */
+  setStopMode(mode: StopMode): void {
+    fs.writeFileSync(path.join(this.paths.state, 'stop-mode'), `${mode}\n`);
+  }
+  /** Makes `image` absent, so `docker image inspect` fails and `docker run` cannot pull it. */
+  removeImage(image: string): void {
+    writeImages(this.paths.dockerDir, readImages(this.paths.dockerDir).filter((i) => i !== image));
+  }
+  addImage(image: string): void {
+    writeImages(this.paths.dockerDir, [...new Set([...readImages(this.paths.dockerDir), image])]);
+  }
+
+  /** Drops all log lines of the container up to and including "Application startup complete." (log rotation). */
+  rotateLog(container = CONTAINER_NAME): void {
+    const rec = this.containers().find((c) => c.Name === `/${container}`);
+    if (!rec) throw new Error(`sim node ${this.name}: no container ${container}`);
+    const lines = fs.readFileSync(rec.LogPath, 'utf8').split('\n').filter((l) => l !== '');
+    const cut = lines.findIndex((l) => l.includes('Application startup complete.'));
+    const filler = JSON.stringify({ stream: 'stdout', log: 'INFO 00-00 00:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s (log rotated by the simulator)\n', time: new Date().toISOString() });
+    fs.writeFileSync(rec.LogPath, [filler, ...lines.slice(cut + 1)].join('\n') + '\n');
+  }
+
+  /** Every container record of the node (state corrected for dead processes). */
+  containers(): ContainerRecord[] {
+    return listRecords(this.paths.dockerDir);
+  }
+  /** HTTP requests the node's vLLM received, in order. */
+  requests(): RequestRecord[] {
+    return readJsonLines<RequestRecord>(path.join(this.paths.state, 'requests.jsonl'));
+  }
+  /** Lines of start.sh invocations (one per run, with its arguments). */
+  startShCalls(): string[] {
+    return readLines(path.join(this.paths.state, 'start-calls'));
+  }
+  stopShCalls(): string[] {
+    return readLines(path.join(this.paths.state, 'stop-calls'));
+  }
+  /** True once anybody ran `start.sh --no-launch` on this node. */
+  noLaunchCalled(): boolean {
+    return fs.existsSync(path.join(this.paths.state, 'no-launch-called'));
+  }
+  /** Every docker CLI invocation on the node (argv). */
+  dockerCalls(): { at: string; argv: string[] }[] {
+    return readJsonLines(path.join(this.paths.state, 'docker-calls.jsonl'));
+  }
+  /** Foreground `docker run` calls (the GPU probe). */
+  gpuProbeCalls(): { at: string; image: string; cmd: string[] }[] {
+    return readJsonLines(path.join(this.paths.state, 'gpu-probe-calls.jsonl'));
+  }
+  sudoCalls(): string[] {
+    return readLines(path.join(this.paths.state, 'sudo-calls'));
+  }
+}
+
+function readLines(file: string): string[] {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+  } catch {
+    return [];
+  }
+}

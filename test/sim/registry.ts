@@ -1,0 +1,76 @@
+/**
+ * Every running sim of this process, so an `after()` hook can stop them all and a crashing test process still
+ * kills its nodes on exit. A small file registry under the temp dir also lets the next startSim kill the nodes of
+ * a test process that died by SIGKILL (no exit handler ran).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Sim } from './index.js';
+import { killNamespaces } from './procs.js';
+
+const live = new Set<Sim>();
+const REGISTRY = path.join(os.tmpdir(), 'pulse-sim-registry');
+let exitHook = false;
+
+function entryFile(sim: Sim): string {
+  return path.join(REGISTRY, `${process.pid}-${Buffer.from(sim.dir).toString('hex').slice(-40)}.json`);
+}
+
+/** Records a started sim (in memory and in the registry). */
+export function registerSim(sim: Sim): void {
+  live.add(sim);
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => live.forEach((s) => s.killSync()));
+  }
+  updateEntry(sim);
+}
+
+/** Rewrites the registry entry with the sim's current namespaces (call after an sshd (re)start). */
+export function updateEntry(sim: Sim): void {
+  fs.mkdirSync(REGISTRY, { recursive: true });
+  const ns = sim.nodes.flatMap((n) => [...n.namespaces]);
+  fs.writeFileSync(entryFile(sim), JSON.stringify({ owner: process.pid, dir: sim.dir, ns }));
+}
+
+/** Forgets a stopped sim. */
+export function forgetSim(sim: Sim): void {
+  live.delete(sim);
+  fs.rmSync(entryFile(sim), { force: true });
+}
+
+/** Stops every sim this process started (for `after()` hooks: safe to call when none runs). */
+export async function stopAllSims(): Promise<void> {
+  await Promise.all([...live].map((s) => s.stop()));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Kills the nodes of sims whose owning process is gone. */
+export function reapStaleSims(): void {
+  let files: string[];
+  try {
+    files = fs.readdirSync(REGISTRY);
+  } catch {
+    return;
+  }
+  for (const f of files) {
+    const file = path.join(REGISTRY, f);
+    try {
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; ns: string[] };
+      if (alive(entry.owner)) continue;
+      killNamespaces(new Set(entry.ns));
+      fs.rmSync(file, { force: true });
+    } catch {
+      fs.rmSync(file, { force: true });
+    }
+  }
+}
