@@ -11,6 +11,7 @@ const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
 function word() {
   return z.string().regex(new RegExp(WORD_PATTERN), {
     error: (iss) => (iss.input === '' ? 'must not be empty' : (wordProblem(String(iss.input)) ?? 'invalid')),
+    abort: true,
   });
 }
 
@@ -34,7 +35,7 @@ const NodeEnv = z
     BIND: word().describe('Address the server listens on; a loopback BIND is unreachable from the gateway host'),
     PORT: z
       .string()
-      .regex(/^[1-9][0-9]{0,4}$/, { error: 'expected a port number as a string, e.g. "8000"' })
+      .regex(/^[1-9][0-9]{0,4}$/, { error: 'expected a port number as a string, e.g. "8000"', abort: true })
       .refine((v) => Number(v) <= 65535, { error: 'expected a port number of at most 65535' }),
     REQUIRE_IDLE_GPU: word().optional(),
   })

@@ -24,13 +24,22 @@ function keyPath(p: readonly PropertyKey[]): string {
   return p.length === 0 ? '(top level)' : p.map(String).join('.');
 }
 
-function issueMessage(iss: z.core.$ZodIssue): string {
+function valueAt(raw: unknown, p: readonly PropertyKey[]): unknown {
+  let cur = raw;
+  for (const k of p) cur = cur !== null && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[k] : undefined;
+  return cur;
+}
+
+function issueMessage(iss: z.core.$ZodIssue, raw: unknown): string {
+  if (iss.code !== 'unrecognized_keys' && iss.path.length > 0 && valueAt(raw, iss.path) === undefined) {
+    return `is required (${issueMessage({ ...iss, path: [] }, undefined).replace(/, got undefined$/, '')})`;
+  }
+  if (iss.code === 'invalid_key') return `is not a valid key: ${iss.issues[0]?.message ?? iss.message}`;
   if (iss.code === 'unrecognized_keys') {
     return `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')}`;
   }
   if (iss.code === 'invalid_type') {
     const m = /received (\w+)/.exec(iss.message);
-    if (m?.[1] === 'undefined') return `is required (expected ${iss.expected})`;
     return `expected ${iss.expected}${m ? `, got ${m[1]}` : ''}`;
   }
   if (iss.code === 'invalid_value') return `expected one of ${iss.values.map((v) => JSON.stringify(v)).join(', ')}`;
@@ -82,7 +91,7 @@ export function parseNodesConfig(text: string, file: string): NodesConfig {
     throw new PulseError('config', `${shown}: not valid JSON: ${(e as Error).message}`);
   }
   const res = NodesFileSchema.safeParse(raw);
-  const problems = res.success ? ruleProblems(res.data) : res.error.issues.map((i) => `${keyPath(i.path)}: ${issueMessage(i)}`);
+  const problems = res.success ? ruleProblems(res.data) : res.error.issues.map((i) => `${keyPath(i.path)}: ${issueMessage(i, raw)}`);
   if (!res.success || problems.length > 0) {
     throw new PulseError('config', problems.map((p) => `${shown}: ${p}`).join('\n'));
   }
