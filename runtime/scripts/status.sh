@@ -11,7 +11,7 @@
 #   env        recipe path exists text_b64                              (the .env with secret lines replaced)
 #   primary    recipe                                                    (the recipe status reports on)
 #   kv-cache   recipe line                                               (the last KV cache line of docker logs)
-#   health     httpStatus body_b64 detail                                (only when PULSE_HTTP=1)
+#   health     httpStatus body_b64 detail | skipped                      (only when PULSE_HTTP=1)
 #   memory     availableKiB totalKiB watermarkScaleFactor
 #   gpu-proc   line                                                      (nvidia-smi compute apps, one each)
 #   gpu        ok detail                                                 (whether nvidia-smi answered)
@@ -78,7 +78,15 @@ if $have_docker && [[ -n $primary_container ]] && docker inspect "$primary_conta
   pulse_record kv-cache recipe="$primary" line="$kv"
 fi
 
-if [[ ${PULSE_HTTP:-0} == 1 ]]; then
+primary_running=false
+if $have_docker && [[ -n $primary_container ]] &&
+  [[ $(docker inspect --format '{{.State.Running}}' "$primary_container" </dev/null 2>/dev/null) == true ]]; then
+  primary_running=true
+fi
+
+if [[ ${PULSE_HTTP:-0} == 1 ]] && ! $primary_running; then
+  pulse_record health skipped="not checked: no container runs"
+elif [[ ${PULSE_HTTP:-0} == 1 ]]; then
   pulse_api_key "$primary_dir/.env"
   code=$(pulse_curl_auth -sS -m 10 -o "$_status_tmp/models" -w '%{http_code}' \
     "http://${PULSE_PROBE_HOST}:${PULSE_PORT}/v1/models" 2>"$_status_tmp/curl.err") || true

@@ -53,8 +53,9 @@ export function envOf(r: PulseRecord): EnvStatus {
 
 /** The `health` record, or a skipped health with its reason. */
 export function healthOf(r: PulseRecord | undefined, skipped: string | null, servedName: string): HealthStatus {
-  if (skipped !== null || !r) {
-    return { checked: false, skipped: skipped ?? 'no answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null };
+  const nodeSkip = str(r, 'skipped');
+  if (skipped !== null || !r || nodeSkip !== null) {
+    return { checked: false, skipped: skipped ?? nodeSkip ?? 'no answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null };
   }
   const code = num(r, 'httpStatus');
   const models = parseModels(str(r, 'body_b64'), servedName);

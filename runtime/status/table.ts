@@ -40,7 +40,7 @@ function cell(text: string, width: number): string {
 
 function healthCell(s: NodeStatus): string {
   if (!s.answered) return '-';
-  if (!s.health.checked) return s.health.skipped?.includes('protected') ? 'no (protected)' : 'not checked';
+  if (!s.health.checked) return s.health.skipped?.includes('protected') ? 'no (protected)' : s.health.skipped?.includes('no container') ? '-' : 'not checked';
   return s.health.ok ? `ok ${s.health.httpStatus}` : `FAIL ${s.health.httpStatus ?? 'none'}`;
 }
 
