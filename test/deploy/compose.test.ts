@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,6 +195,39 @@ test('the worker stops within Docker\'s grace period, which is longer than its o
   t.diagnostic(`worker shutdown grace: ${grace.seconds} s (${grace.source})`);
   const stop = composeDurationSeconds(String(svc(SERVICES.worker)['stop_grace_period']));
   assert.ok(stop > grace.seconds + 5, `stop_grace_period ${stop} s must exceed the worker grace ${grace.seconds} s with margin`);
+});
+
+test('the worker health check tracks its connection to the frontend (run here against a real socket)', async (t) => {
+  const w = svc(SERVICES.worker);
+  assert.equal(w['init'], true, 'an init process forwards SIGTERM and reaps the ssh children');
+  const cmd = (w['healthcheck'] as Record<string, Json>)['test'] as string[];
+  assert.deepEqual(cmd.slice(0, 3), ['CMD', 'node', '-e']);
+  const port = Number((envOf(w)['TEMPORAL_ADDRESS'] ?? '').split(':')[1]);
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  assert.ok(cmd[3]!.includes(`:${hex} 01 `), `the check must look for remote port ${port} (0x${hex})`);
+  const check = (): number | null => spawnSync(process.execPath, ['-e', cmd[3]!]).status;
+  // The same script, on this host: healthy only while something holds a connection to 127.0.0.1:<port>.
+  const server = net.createServer((sock) => sock.on('error', () => undefined));
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (!listening) {
+    t.skip(`127.0.0.1:${port} is in use here; the static check above still ran`);
+    return;
+  }
+  try {
+    assert.equal(check(), 1, 'no connection: unhealthy');
+    const sock = net.connect(port, '127.0.0.1');
+    await new Promise((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+    try {
+      assert.equal(check(), 0, 'an established connection: healthy');
+    } finally {
+      sock.destroy();
+    }
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 test('the Temporal dynamic config the server is told to read is mounted and valid YAML', () => {
