@@ -57,17 +57,19 @@ function isWaitProgress(v: unknown): v is WaitProgress {
   return typeof v === 'object' && v !== null && 'attempt' in v && 'elapsedS' in v && 'timeoutS' in v;
 }
 
-/** The innermost useful failure message and its ApplicationFailure type. */
-function failureText(f: FailureLike | null | undefined): { message: string; type: string | null; details: unknown } {
-  let cur = f;
-  let message = f?.message ?? 'unknown failure';
+/**
+ * A failure's message and type: the innermost message for a step (the ActivityFailure wrapper says nothing), the
+ * outermost for the workflow (DeployFailed's message is "<step>: <first error>"). Details: the first DeployResult.
+ */
+function failureText(f: FailureLike | null | undefined, outermost = false): { message: string; type: string | null; details: unknown } {
+  let message = f?.message || 'unknown failure';
   let type: string | null = null;
   let details: unknown;
-  while (cur) {
-    if (cur.message) message = cur.message;
-    type = cur.applicationFailureInfo?.type ?? type;
-    details = decodeFirst(cur.applicationFailureInfo?.details ?? cur.canceledFailureInfo?.details) ?? details;
-    cur = cur.cause;
+  for (let cur = f; cur; cur = cur.cause) {
+    if (cur.message && !outermost) message = cur.message;
+    type ??= cur.applicationFailureInfo?.type ?? null;
+    const d = decodeFirst(cur.applicationFailureInfo?.details ?? cur.canceledFailureInfo?.details);
+    if (details === undefined && isDeployResult(d)) details = d;
   }
   return { message, type, details };
 }
@@ -101,7 +103,7 @@ function closeOutcome(ev: HistoryEventLike): FollowOutcome | null {
   }
   const failed = ev.workflowExecutionFailedEventAttributes;
   if (failed) {
-    const f = failureText(failed.failure);
+    const f = failureText(failed.failure, true);
     return { kind: 'closed', status: 'failed', result: isDeployResult(f.details) ? f.details : null, error: f.message, errorType: f.type };
   }
   if (ev.workflowExecutionCanceledEventAttributes) {

@@ -4,10 +4,9 @@
  * The SDK is imported lazily, so `status` can ask `configuredOrRunningServer()` without loading it.
  */
 import { readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { PulseError } from '../runtime/errors.js';
+import { defaultStateDir } from '../runtime/state.js';
 import { ensureEmbeddedServer, runningEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
 type Env = Record<string, string | undefined>;
@@ -38,11 +37,9 @@ export interface PulseTemporal {
   close(): Promise<void>;
 }
 
-/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime. */
+/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime (runtime/state.ts). */
 export function stateDir(env: Env = process.env): string {
-  if (env['PULSE_STATE_DIR']) return path.resolve(env['PULSE_STATE_DIR']);
-  const xdg = env['XDG_STATE_HOME'];
-  return xdg ? path.join(xdg, 'pulse', 'runtime') : path.join(os.homedir(), '.local', 'state', 'pulse', 'runtime');
+  return defaultStateDir(env);
 }
 
 function readTlsFile(name: string, file: string): Buffer {

@@ -1,6 +1,25 @@
-// Placeholder until its issue lands; the owner replaces this module.
-import { PulseError } from '../../runtime/errors.js';
+/** `pulse model down --node <node>`: start downWorkflow under the node's workflow ID and follow it live. */
+import type { DownOptions } from '../options.js';
+import type { DownPlan } from '../../workflows/types.js';
+import { connectTemporal } from '../temporal.js';
+import { startAndFollow } from './up.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`down` is not implemented yet');
+async function buildPlan(opts: DownOptions): Promise<DownPlan> {
+  const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { buildDownPlan, checkRefusals } = await import('../../runtime/plan.js');
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const plan = buildDownPlan(config, { node: opts.node, yes: opts.yes }, new Date());
+  checkRefusals(plan, null, { experimental: false, dryRun: false });
+  return plan;
+}
+
+export async function run(opts: DownOptions): Promise<number> {
+  const plan = await buildPlan(opts);
+  const t = await connectTemporal(opts);
+  try {
+    return await startAndFollow(t, plan, `down on ${plan.node}`, opts.detach, opts.json);
+  } finally {
+    await t.close();
+  }
 }

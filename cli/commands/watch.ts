@@ -1,6 +1,111 @@
-// Placeholder until its issue lands; the owner replaces this module.
-import { PulseError } from '../../runtime/errors.js';
+/**
+ * `pulse model watch --node <node>`, and `followDeploy`, which `up` and `down` share: follow a deploy from the
+ * server until it ends (exit 0 only on success), or detach on Ctrl-C while the deploy goes on.
+ */
+import type { NodeOnlyOptions } from '../options.js';
+import { EXIT_CODES, PulseError, type PulseErrorKind } from '../../runtime/errors.js';
+import { connectTemporal, uiLink, type PulseTemporal } from '../temporal.js';
+import { followRun, type FollowOutcome } from '../progress.js';
+import { ProgressPrinter } from '../progress-printer.js';
+import { ensureWorker, type LocalWorker } from './worker.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`watch` is not implemented yet');
+/** ApplicationFailure type (workflows/failures.ts) → the CLI's exit code kind. */
+const KIND_OF_FAILURE: Record<string, PulseErrorKind> = {
+  ConfigError: 'config',
+  PreconditionFailed: 'precondition',
+  Refused: 'refused',
+  Unreachable: 'unreachable',
+  NotReady: 'not-ready',
+  Timeout: 'timeout',
+  ScriptFailed: 'script',
+  VerifyFailed: 'script',
+};
+
+/** Exit code of a finished deploy: 0 only on success. */
+export function exitCodeOf(o: FollowOutcome): number {
+  if (o.kind === 'detached') return 130;
+  if (o.result?.ok) return 0;
+  const type = o.result?.errorType ?? o.errorType;
+  const kind = type ? KIND_OF_FAILURE[type] : undefined;
+  return kind ? EXIT_CODES[kind] : 1;
+}
+
+export interface FollowRequest {
+  workflowId: string;
+  runId: string;
+  node: string;
+  /** e.g. "up best on spark2" */
+  what: string;
+  json: boolean;
+}
+
+function detachLines(t: PulseTemporal, req: FollowRequest, local: LocalWorker | null): string[] {
+  const lines = local
+    ? [
+        'detached. This pulse ran the deploy\'s worker, which stops now: the deploy pauses (its state is safe in Temporal)',
+        'and continues when the next pulse command or `pulse worker` runs.',
+      ]
+    : ['detached: the deploy goes on.'];
+  lines.push(`watch it again: pulse model watch --node ${req.node}`);
+  const link = uiLink(t.target, req.workflowId, req.runId);
+  if (link) lines.push(`Temporal UI: ${link}`);
+  return lines;
+}
+
+/** Follows the run (with an in-process worker when none polls) and prints the result; returns the exit code. */
+export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promise<number> {
+  // With --json only the DeployResult goes to stdout; the live lines go to stderr.
+  const out = req.json ? process.stderr : process.stdout;
+  const printer = new ProgressPrinter(out);
+  const link = uiLink(t.target, req.workflowId, req.runId);
+  printer.line(`${req.what}: workflow ${req.workflowId} (run ${req.runId})${link ? `\n  ${link}` : ''}`);
+  const local = await ensureWorker(t, (l) => printer.line(l));
+  const ac = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(130); // a second Ctrl-C while the worker shuts down: leave now
+    ac.abort();
+  };
+  process.on('SIGINT', onSigint);
+  let outcome: FollowOutcome;
+  try {
+    outcome = await followRun(t.client, req.workflowId, req.runId, { printer, signal: ac.signal });
+    if (outcome.kind === 'detached') for (const l of detachLines(t, req, local)) printer.line(l);
+    else printer.outcome(outcome, req.what);
+    await local?.stop();
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(outcome.result ?? { ok: false, error: outcome.error }, null, 2) + '\n');
+  return exitCodeOf(outcome);
+}
+
+/** The run that holds the node now: the latest run of its workflow ID, if still running. */
+export async function runningDeploy(t: PulseTemporal, node: string): Promise<{ workflowId: string; runId: string; what: string } | null> {
+  const { workflowIdFor, SA_PROFILE } = await import('../../workflows/definitions.js');
+  const workflowId = workflowIdFor(node);
+  try {
+    const d = await t.client.workflow.getHandle(workflowId).describe();
+    if (d.status.name !== 'RUNNING') return null;
+    const profile = d.typedSearchAttributes.get(SA_PROFILE);
+    const action = d.type.replace(/Workflow$/, '');
+    return { workflowId, runId: d.runId, what: `${action}${profile ? ` ${profile}` : ''} on ${node}` };
+  } catch (e) {
+    if ((e as Error).name === 'WorkflowNotFoundError') return null;
+    throw e;
+  }
+}
+
+export async function run(opts: NodeOnlyOptions): Promise<number> {
+  const t = await connectTemporal(opts);
+  try {
+    const held = await runningDeploy(t, opts.node);
+    if (!held) {
+      throw new PulseError('usage', `no deploy runs on ${opts.node}`, { hint: `see past deploys with: pulse model history --node ${opts.node}` });
+    }
+    return await followDeploy(t, { ...held, node: opts.node, json: opts.json });
+  } finally {
+    await t.close();
+  }
 }

@@ -1,6 +1,99 @@
-// Placeholder until its issue lands; the owner replaces this module.
+/**
+ * `pulse worker` (the long-running worker), and the in-process worker that `up`/`down`/`watch` run when no worker
+ * polls the task queue, so a deploy never waits for a worker nobody started. A crashed CLI's deploy is then resumed
+ * by the next pulse invocation (or `pulse worker`), since Temporal keeps its history.
+ */
+import os from 'node:os';
+import type { WorkerOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
+import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../temporal.js';
+import { TASK_QUEUE } from '../../workflows/definitions.js';
 
-export async function run(_opts: unknown): Promise<number> {
-  throw new PulseError('internal', '`worker` is not implemented yet');
+/** A worker running inside this CLI process. */
+export interface LocalWorker {
+  /** Graceful stop: in-flight activities are cancelled; the deploy continues on the next worker. */
+  stop(): Promise<void>;
+}
+
+interface PollerLike {
+  identity?: string | null;
+  lastAccessTime?: { seconds?: number | { toNumber(): number } | null } | null;
+}
+
+const REMOTE_POLLER_FRESH_S = 90; // a live worker re-polls within the server's ~70 s long-poll timeout
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether a poller the server remembers is still alive. The server keeps pollers listed for minutes after they
+ * die, so a worker on this host (SDK identity `<pid>@<host>`) is checked by pid; others by their last poll time.
+ */
+export function pollerAlive(p: PollerLike, nowMs = Date.now(), host = os.hostname()): boolean {
+  const m = /^(\d+)@(.+)$/.exec(p.identity ?? '');
+  if (m && m[2] === host) return pidAlive(Number(m[1]));
+  const s = p.lastAccessTime?.seconds;
+  const sec = s && typeof s === 'object' ? s.toNumber() : Number(s ?? 0);
+  return nowMs / 1000 - sec < REMOTE_POLLER_FRESH_S;
+}
+
+/** True when some live worker polls the pulse task queue. */
+export async function workerPolls(t: PulseTemporal): Promise<boolean> {
+  const res = await t.client.workflowService.describeTaskQueue({
+    namespace: t.target.namespace,
+    taskQueue: { name: TASK_QUEUE, kind: 1 }, // TASK_QUEUE_KIND_NORMAL
+    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+  });
+  return (res.pollers ?? []).some((p) => pollerAlive(p as PollerLike));
+}
+
+/** Number of unfinished pulse deploys (any node). */
+export async function openDeploys(t: PulseTemporal): Promise<number> {
+  const r = await t.client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`);
+  return r.count;
+}
+
+/**
+ * Starts a worker in this process when a deploy is open and no live worker polls; says so on `say`.
+ * Returns null when another worker serves the queue.
+ */
+export async function ensureWorker(t: PulseTemporal, say: (line: string) => void): Promise<LocalWorker | null> {
+  if ((await openDeploys(t)) === 0 || (await workerPolls(t))) return null;
+  const { createPulseWorker } = await import('../../worker/main.js');
+  const { NativeConnection } = await import('@temporalio/worker');
+  const connection = await NativeConnection.connect(workerConnectOptions(t.target));
+  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE });
+  say(`no pulse worker polls task queue ${TASK_QUEUE}: running one in this process until the deploy ends`);
+  const running = worker.run();
+  running.catch(() => undefined); // its failure surfaces in stop()
+  return {
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      try {
+        await running;
+      } finally {
+        await connection.close();
+      }
+    },
+  };
+}
+
+export async function run(opts: WorkerOptions): Promise<number> {
+  const t = await connectTemporal(opts);
+  const { runWorker } = await import('../../worker/main.js');
+  try {
+    await runWorker({ ...workerConnectOptions(t.target), namespace: t.target.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
+  } catch (e) {
+    if (e instanceof PulseError) throw e;
+    throw new PulseError('temporal', `the worker stopped: ${(e as Error).message}`, { cause: e });
+  } finally {
+    await t.close();
+  }
+  return 0;
 }

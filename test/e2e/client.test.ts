@@ -1,0 +1,168 @@
+/**
+ * The CLI client end to end against a real embedded `temporal server start-dev` and the real workflows, with
+ * scripted activities (fake-activities.ts) in a worker of this test process: step lines, wait progress, the final
+ * result, the busy-node refusal, Ctrl-C detach + watch, cancel + compensation, a never-ready node, history.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/temporal.js';
+import { TASK_QUEUE } from '../../workflows/definitions.js';
+import { ROOT, freePortPair, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { fakeActivities, recorded, release, script } from './fake-activities.js';
+
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+let t: PulseTemporal | null = null;
+let worker: Worker | null = null;
+let running: Promise<void> | null = null;
+let conn: NativeConnection | null = null;
+let uiPort = 0;
+
+async function writeNodes(file: string): Promise<void> {
+  const example = JSON.parse(await readFile(path.join(ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown>; $schema?: string };
+  delete example.$schema;
+  const spark2 = example.nodes['spark2'];
+  for (const n of ['nodeA', 'nodeB', 'nodeC', 'nodeD', 'nodeE']) example.nodes[n] = { ...(spark2 as object), ssh: n };
+  await writeFile(file, JSON.stringify(example));
+}
+
+before(async () => {
+  dir = await tempDir('pulse-client-');
+  const port = await freePortPair();
+  uiPort = port + 1000;
+  await writeNodes(path.join(dir, 'nodes.json'));
+  env = { PULSE_STATE_DIR: path.join(dir, 'state'), PULSE_TEMPORAL_PORT: String(port), PULSE_NODES: path.join(dir, 'nodes.json'), TEMPORAL_ADDRESS: '' };
+  Object.assign(process.env, env);
+  t = await connectTemporal({});
+  conn = await NativeConnection.connect(workerConnectOptions(t.target));
+  const bundle = path.join(ROOT, 'dist/workflow-bundle.js');
+  worker = await Worker.create({
+    connection: conn, namespace: 'default', taskQueue: TASK_QUEUE, activities: fakeActivities,
+    // Heartbeats reach the server at once, so a cancel lands quickly (production: see worker/main.ts).
+    maxHeartbeatThrottleInterval: '500ms', defaultHeartbeatThrottleInterval: '500ms',
+    ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: path.join(ROOT, 'dist/workflows/index.js') }),
+  });
+  running = worker.run();
+});
+
+after(async () => {
+  worker?.shutdown();
+  await running?.catch(() => undefined);
+  await conn?.close();
+  await t?.close();
+  await stopEmbeddedServer(path.join(dir, 'state'));
+  await removeDir(dir);
+});
+
+test('up follows every step to a verified server, with wait progress, warnings and exit 0', async () => {
+  script('nodeA', { readiness: 'gate' });
+  const run = startCli(['model', 'up', 'best', '--node', 'nodeA'], env);
+  await waitForOutput(run, /… readiness: attempt \d+, last answer: HTTP 503, \d+ s of \d+ s/);
+  release('nodeA');
+  const r = await run.done;
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  for (const step of ['1/9 preflight', '2/9 mkdir', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
+    assert.match(r.stdout, new RegExp(`→ ${step} on nodeA\\n`), step);
+    assert.match(r.stdout, new RegExp(`✓ ${step} on nodeA \\(\\d+\\.\\d s\\)`), step);
+  }
+  assert.match(r.stdout, /up best on nodeA: ok, node up/);
+  assert.match(r.stdout, /warning: pulse-proof not found in the container log: MTP draft head: FP8 rowwise copy engaged/);
+  assert.equal(recorded.get('nodeA')?.published.at(-1)?.state, 'up');
+});
+
+test('up on a node that runs the same identity does only steps 1, 7, 8, 9', async () => {
+  script('nodeB', { sameIdentity: true });
+  const r = await runCli(['model', 'up', 'best', '--node', 'nodeB'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const started = [...r.stdout.matchAll(/→ (\d)\/9 /g)].map((m) => m[1]);
+  assert.deepEqual(started, ['1', '7', '8', '9']);
+  assert.match(r.stdout, /same \.env already running: steps 1, 7, 8, 9/);
+});
+
+test('a second up on a busy node is refused with the holder\'s workflow ID; Ctrl-C detaches and watch resumes', async () => {
+  script('nodeC', { readiness: 'gate' });
+  const first = startCli(['model', 'up', 'best', '--node', 'nodeC'], env);
+  await waitForOutput(first, /→ 7\/9 readiness on nodeC/);
+  const second = await runCli(['model', 'up', 'datagen', '--node', 'nodeC'], env);
+  assert.equal(second.code, 4, second.stderr);
+  assert.match(second.stderr, /nodeC is busy: workflow pulse-model-nodeC \(run [0-9a-f-]+: up best on nodeC/);
+  assert.match(second.stderr, /pulse model watch --node nodeC/);
+
+  first.child.kill('SIGINT');
+  const detached = await first.done;
+  assert.equal(detached.code, 130);
+  assert.match(detached.stdout, /detached: the deploy goes on/);
+  assert.match(detached.stdout, /watch it again: pulse model watch --node nodeC/);
+  assert.match(detached.stdout, new RegExp(`http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeC/[0-9a-f-]+/history`));
+
+  const watch = startCli(['model', 'watch', '--node', 'nodeC'], env);
+  await waitForOutput(watch, /… readiness: attempt/);
+  release('nodeC');
+  const w = await watch.done;
+  assert.equal(w.code, 0, w.stderr);
+  assert.match(w.stdout, /✓ 9\/9 publish state on nodeC/);
+  assert.match(w.stdout, /up best on nodeC: ok/);
+});
+
+test('cancel stops the deploy, which compensates: node failed, the CLI says so and exits non-zero', async () => {
+  script('nodeD', { readiness: 'gate', currentProfile: 'datagen' });
+  const up = await runCli(['model', 'up', 'best', '--node', 'nodeD', '--detach'], env);
+  assert.equal(up.code, 0, up.stderr);
+  assert.match(up.stdout, /follow it: pulse model watch --node nodeD/);
+  const watch = startCli(['model', 'watch', '--node', 'nodeD'], env);
+  await waitForOutput(watch, /→ 7\/9 readiness on nodeD/);
+  const c = await runCli(['model', 'cancel', '--node', 'nodeD'], env);
+  assert.equal(c.code, 0, c.stderr);
+  assert.match(c.stdout, /cancel requested: up best on nodeD/);
+  const w = await watch.done;
+  assert.notEqual(w.code, 0);
+  assert.match(w.stdout, /up best on nodeD: FAILED, node failed/);
+  assert.match(w.stdout, /to go back: pulse model up datagen --node nodeD/);
+  assert.equal(recorded.get('nodeD')?.failed.length, 1);
+  const again = await runCli(['model', 'cancel', '--node', 'nodeD'], env);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /nothing to cancel: no deploy runs on nodeD/);
+});
+
+test('a never-ready node ends failed with the backup path and the rollback command on screen', async () => {
+  script('nodeE', { readiness: 'never', currentProfile: 'datagen' });
+  const r = await runCli(['model', 'up', 'best', '--node', 'nodeE', '--timeout-s', '5'], env);
+  assert.equal(r.code, 8, r.stdout + r.stderr); // Timeout
+  assert.match(r.stdout, /✗ 7\/9 readiness on nodeE \(\d+\.\d s\): failed: \/v1\/models not ready after 5 s/);
+  assert.match(r.stdout, /up best on nodeE: FAILED, node failed: readiness: \/v1\/models not ready after 5 s/);
+  assert.match(r.stdout, /backup of the previous \.env: \/recipes\/nodeE\/\.env\.pulse-bak-\d{8}T\d{6}Z/);
+  assert.match(r.stdout, /to go back: pulse model up datagen --node nodeE/);
+});
+
+test('down stops the node; --json prints the DeployResult', async () => {
+  const r = await runCli(['model', 'down', '--node', 'nodeA', '--json'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const result = JSON.parse(r.stdout) as { ok: boolean; action: string; state: string };
+  assert.deepEqual([result.ok, result.action, result.state], [true, 'down', 'down']);
+  assert.match(r.stderr, /→ 1\/2 stop on nodeA/);
+});
+
+test('a protected node without --yes is refused before anything starts', async () => {
+  const r = await runCli(['model', 'up', 'best', '--node', 'spark1'], env);
+  assert.equal(r.code, 4);
+  assert.match(r.stderr, /spark1 is protected/);
+});
+
+test('history --node lists the deploys of that node, newest first, with results and UI links', async () => {
+  const r = await runCli(['model', 'history', '--node', 'nodeA', '--json'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const rows = JSON.parse(r.stdout) as { action: string; profile: string | null; result: string; node: string; ui: string }[];
+  assert.deepEqual(rows.map((x) => [x.action, x.profile, x.result, x.node]), [
+    ['down', null, 'ok (down)', 'nodeA'],
+    ['up', 'best', 'ok (up)', 'nodeA'],
+  ]);
+  assert.match(rows[0]?.ui ?? '', new RegExp(`^http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeA/`));
+  const text = await runCli(['model', 'history'], env);
+  assert.match(text.stdout, /up best on nodeE\s+failed/);
+  assert.match(text.stdout, /up best on nodeD\s+failed/);
+});

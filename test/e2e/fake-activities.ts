@@ -1,0 +1,109 @@
+/**
+ * Scripted stand-ins for the activities, for the CLI-client tests: the real workflows run on a real dev server,
+ * and these answer each step per node as the test says (a readiness that waits for a gate, never comes, ...).
+ * The node tier and the simulator tests cover the real activities; here the subject is the client.
+ */
+import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
+import type { PulseActivities, StateInput } from '../../activities/contract.js';
+import type { PreflightReport, UpPlan, WaitProgress } from '../../workflows/types.js';
+
+export interface NodeScript {
+  /** The identity runs already: up does steps 1, 7, 8, 9 only. */
+  sameIdentity: boolean;
+  /** Profile in the node's current .env (rollback command). */
+  currentProfile: string | null;
+  /** 'gate': wait until `release()`; 'never': time out after a few probes; 'ready': at once. */
+  readiness: 'ready' | 'gate' | 'never';
+}
+
+export interface Recorded {
+  published: StateInput[];
+  failed: StateInput[];
+  starts: number;
+}
+
+const scripts = new Map<string, NodeScript>();
+const released = new Set<string>();
+export const recorded = new Map<string, Recorded>();
+
+/** Sets what a node does in the next deploys. */
+export function script(node: string, s: Partial<NodeScript>): void {
+  scripts.set(node, { sameIdentity: false, currentProfile: null, readiness: 'ready', ...s });
+  released.delete(node);
+}
+
+/** Lets a gated readiness on the node answer 200. */
+export function release(node: string): void {
+  released.add(node);
+}
+
+function rec(node: string): Recorded {
+  let r = recorded.get(node);
+  if (!r) recorded.set(node, (r = { published: [], failed: [], starts: 0 }));
+  return r;
+}
+
+const of = (node: string): NodeScript => scripts.get(node) ?? { sameIdentity: false, currentProfile: null, readiness: 'ready' };
+
+function preflight(plan: UpPlan): PreflightReport {
+  const s = of(plan.node);
+  return {
+    ok: true, checks: [{ name: 'recipe', ok: true, detail: 'ok' }], diff: { added: [], removed: [], changed: [] },
+    currentIdentity: s.currentProfile ? { sha256: 'x', profile: s.currentProfile, overlay: 'none' } : null,
+    currentBodyMatches: true, envCtime: 1, container: null, mountCtimes: [], openConnections: 0, otherVllmContainers: [],
+    sameIdentityRunning: s.sameIdentity, restartReason: null,
+  };
+}
+
+async function readiness(plan: UpPlan) {
+  const s = of(plan.node);
+  const ctx = Context.current();
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    const elapsedS = (Date.now() - started) / 1000;
+    const p: WaitProgress = { step: 'readiness', attempt, lastAnswer: 'HTTP 503', elapsedS, timeoutS: plan.readiness.timeoutS };
+    ctx.heartbeat(p);
+    if (s.readiness === 'ready' || released.has(plan.node)) return { ready: true, httpStatus: 200, detail: 'HTTP 200' };
+    if (s.readiness === 'never' && attempt >= 3) {
+      throw ApplicationFailure.create({ type: 'Timeout', message: `/v1/models not ready after ${plan.readiness.timeoutS} s`, nonRetryable: true });
+    }
+    await sleep(200); // throws CancelledFailure when the deploy is cancelled (heartbeats deliver it)
+  }
+}
+
+/** The activity implementations, as createPulseWorker would register them. */
+export const fakeActivities: PulseActivities = {
+  async runPreflight(plan) {
+    return preflight(plan);
+  },
+  async makeDirs() {},
+  async stopServer() {
+    return { wasRunning: true, containerGone: true };
+  },
+  async waitForMemory(plan) {
+    return { memAvailableGiB: 110, gateGiB: plan.memory.gateGiB, watermarkScaleFactor: 10 };
+  },
+  async writeEnv(plan) {
+    return { written: true, backupPath: `/recipes/${plan.node}/.env.pulse-bak-${plan.stamp}`, carriedSecretLines: 0 };
+  },
+  async startServer({ plan }) {
+    rec(plan.node).starts += 1;
+    return { started: true, logPath: `/recipes/${plan.node}/logs/pulse-up-${plan.stamp}.log` };
+  },
+  pollReadiness: readiness,
+  async verifyServer({ plan }) {
+    return {
+      ok: true, servedModelName: plan.expect.servedModelName, maxModelLen: plan.expect.maxModelLen,
+      kvCacheLine: 'GPU KV cache size: 1000 tokens', proofs: plan.proofs.map((text, i) => ({ text, found: i > 0 })), problems: [],
+      warnings: plan.proofs.slice(0, 1).map((text) => `pulse-proof not found in the container log: ${text}`),
+    };
+  },
+  async publishState(input) {
+    rec(input.node).published.push(input);
+    return { warnings: [], changed: true };
+  },
+  async markFailed(input) {
+    rec(input.node).failed.push(input);
+    return { warnings: [], changed: true };
+  },
+};
