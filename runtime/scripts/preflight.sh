@@ -1,6 +1,6 @@
 # preflight (read-only): checks the node before any change and reports what runs now. It writes nothing.
 # Inputs: PULSE_RECIPE_DIR/START/STOP, PULSE_CONTAINER, PULSE_ENV_PATH, PULSE_PORT, PULSE_IMAGE, PULSE_HF_HOME,
-# PULSE_MODEL, PULSE_CHAT_TEMPLATE, PULSE_MTP_DRAFT_VOCAB, PULSE_MOUNTS (src<TAB>dst<TAB>mode lines).
+# PULSE_MODEL, PULSE_CHAT_TEMPLATE, PULSE_MTP_DRAFT_VOCAB, PULSE_MOUNTS (src<TAB>dst<TAB>mode lines), PULSE_MKDIRS.
 # Records: check{name,ok,detail}, env-file, env-key{key,sha256}, container, mount-ctime, other-vllm, connections.
 # Exit 11 when any check failed (the findings are still all reported).
 failed=0
@@ -22,6 +22,14 @@ if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then
   if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1; then check image true "$PULSE_IMAGE"; else check image false "image $PULSE_IMAGE is not on the node"; fi
 fi
 
+# A pulse-mkdir directory (or a path under it) does not exist yet before step 2 creates it.
+will_mkdir() {
+  local d
+  while IFS= read -r d; do
+    [[ -n $d && ($1 == "$d" || $1 == "$d"/*) ]] && return 0
+  done <<<"${PULSE_MKDIRS:-}"
+  return 1
+}
 # Every mount source must exist: pulse never copies files between nodes.
 while IFS=$'\t' read -r src dst _mode; do
   [[ -n $src ]] || continue
@@ -29,6 +37,8 @@ while IFS=$'\t' read -r src dst _mode; do
     check "mount:$dst" true "$src"
     ct=$(pulse_ctime "$src")
     [[ -z $ct ]] || pulse_record mount-ctime path="$src" ctime:="$ct"
+  elif will_mkdir "$src"; then
+    check "mount:$dst" true "$src (created by the mkdir step)"
   else
     check "mount:$dst" false "mount source $src (for $dst) is missing"
   fi

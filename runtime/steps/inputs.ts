@@ -40,6 +40,7 @@ export function preflightInputs(plan: UpPlan): Record<string, string> {
     PULSE_CHAT_TEMPLATE: v.CHAT_TEMPLATE ?? '',
     PULSE_MTP_DRAFT_VOCAB: v.MTP_DRAFT_VOCAB ?? '',
     PULSE_MOUNTS: plan.mounts.map((m) => `${m.src}\t${m.dst}\t${m.mode ?? ''}`).join('\n'),
+    PULSE_MKDIRS: plan.mkdirs.join('\n'),
   };
 }
 
