@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { imageTag, loadCompose } from './compose-file.js';
@@ -57,6 +58,36 @@ test('the build context leaves out site data, secrets and local builds', () => {
   // The runtime data the activities read must reach the image.
   for (const p of ['runtime/scripts', 'runtime/qwen38']) {
     if (existsSync(path.join(root, p))) assert.ok(!ignored(p), `${p} must be in the image`);
+  }
+});
+
+/** Bare module specifiers that production sources import at run time (type-only imports are erased). */
+function runtimeImports(dir: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const src = readFileSync(file, 'utf8');
+    const specs = [
+      ...[...src.matchAll(/^\s*import\s+(?!type\s)[^'"]*?from\s+'([^']+)'/gm)].map((m) => m[1]!),
+      ...[...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => m[1]!),
+      ...[...src.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1]!),
+    ];
+    for (const spec of specs) if (!spec.startsWith('.') && !spec.startsWith('node:')) found.set(spec, path.relative(root, file));
+  }
+  return found;
+}
+
+test('production code imports only packages the runtime stage installs (npm ci --omit=dev)', () => {
+  const deps = new Set(Object.keys((pkg as { dependencies?: Record<string, string> }).dependencies ?? {}));
+  const builtins = new Set(builtinModules);
+  for (const dir of ['cli', 'worker', 'activities', 'runtime', 'workflows']) {
+    for (const [spec, file] of runtimeImports(path.join(root, dir))) {
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+      if (builtins.has(name)) continue;
+      // build-bundle.ts runs in the build stage only (webpack through @temporalio/worker, a dependency anyway).
+      assert.ok(deps.has(name), `${file} imports ${spec}, which is not in package.json dependencies`);
+    }
   }
 });
 
