@@ -1,0 +1,148 @@
+/**
+ * The local-only commands through the real CLI (`node bin/pulse-cli ...`): each refusal exits non-zero with one
+ * clear line, the dry-run prints the .env, the steps and the notes, writes nothing, and loads neither the Temporal
+ * SDK nor ssh2.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const cli = path.join(root, 'bin/pulse-cli');
+const fleet = path.join(root, 'test/fixtures/nodes/fleet.json');
+const fixtureProfiles = path.join(root, 'test/fixtures/profiles');
+const sandbox = mkdtempSync(path.join(os.tmpdir(), 'pulse-cli-local-'));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function pulse(args: string[], env: Record<string, string> = {}): Run {
+  const r = spawnSync(process.execPath, [cli, '--nodes', fleet, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    // A dead Temporal address and a sandboxed state dir/HOME: a refusal must come before any of them is used.
+    env: { ...process.env, HOME: sandbox, XDG_STATE_HOME: path.join(sandbox, 'state'), PULSE_STATE_DIR: path.join(sandbox, 'pulse'), TEMPORAL_ADDRESS: '127.0.0.1:1', PULSE_PROFILES_DIR: '', ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const REFUSED = 4;
+
+const refusals: { name: string; args: string[]; env?: Record<string, string>; line: RegExp }[] = [
+  { name: 'unknown profile', args: ['model', 'up', 'nope', '--node', 'spark2', '--dry-run'], line: /^pulse: unknown profile "nope"; known profiles: best, capture, datagen, tp2$/ },
+  { name: 'unknown node', args: ['model', 'up', 'best', '--node', 'spark9', '--dry-run'], line: /^pulse: unknown node "spark9"; known nodes: spark1, spark2, spark3$/ },
+  { name: 'unknown node on a real up', args: ['model', 'up', 'best', '--node', 'spark9'], line: /^pulse: unknown node "spark9"/ },
+  { name: 'render-only profile on a real up', args: ['model', 'up', 'tp2', '--node', 'spark1', '--yes'], line: /^pulse: profile tp2 is render-only \(pulse-runnable: false\)/ },
+  { name: 'experimental profile (dry-run)', args: ['model', 'up', 'exp', '--node', 'spark2', '--dry-run'], env: { PULSE_PROFILES_DIR: fixtureProfiles }, line: /^pulse: profile exp is experimental .*--experimental/ },
+  { name: 'experimental profile (real up)', args: ['model', 'up', 'exp', '--node', 'spark2'], env: { PULSE_PROFILES_DIR: fixtureProfiles }, line: /^pulse: profile exp is experimental/ },
+  { name: 'protected node on a real up', args: ['model', 'up', 'best', '--node', 'spark1'], line: /^pulse: node spark1 is protected; add --yes/ },
+  { name: 'protected node on down', args: ['model', 'down', '--node', 'spark1'], line: /^pulse: node spark1 is protected; add --yes/ },
+];
+
+for (const c of refusals) {
+  test(`cli refuses: ${c.name}`, () => {
+    const r = pulse(c.args, c.env);
+    assert.equal(r.code, REFUSED, r.stderr);
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0] ?? '', c.line);
+    assert.equal(r.stdout, '');
+  });
+}
+
+test('cli: dry-run shows a render-only profile, and a protected node without --yes', () => {
+  const r = pulse(['model', 'up', 'tp2', '--node', 'spark1', '--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^# pulse-profile: tp2$/m);
+  assert.match(r.stdout, /^TP_WORKER_HOST="spark2"$/m);
+  assert.match(r.stdout, /render-only profile/);
+  assert.match(r.stdout, /protected node: a real up needs --yes/);
+});
+
+test('cli: experimental profile with --experimental dry-runs', () => {
+  const r = pulse(['model', 'up', 'exp', '--node', 'spark2', '--dry-run', '--experimental'], { PULSE_PROFILES_DIR: fixtureProfiles });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^# pulse-profile: exp$/m);
+});
+
+test('cli: a missing nodes.json is a config error that says to copy the example', () => {
+  const r = spawnSync(process.execPath, [cli, '--nodes', path.join(sandbox, 'none.json'), 'model', 'profiles'], { encoding: 'utf8' });
+  assert.equal(r.status, 3);
+  assert.match(r.stderr, /none\.json: not found\n\s+copy runtime\/nodes\.example\.json to runtime\/nodes\.json/);
+});
+
+test('cli: PULSE_NODES picks the nodes.json when --nodes is absent', () => {
+  const r = spawnSync(process.execPath, [cli, 'model', 'profiles', '--json'], { encoding: 'utf8', env: { ...process.env, PULSE_NODES: fleet } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual((JSON.parse(r.stdout) as { nodes: { name: string }[] }).nodes.map((n) => n.name), ['spark1', 'spark2', 'spark3']);
+});
+
+test('cli: profiles --json lists profiles and nodes with the spec columns', () => {
+  const r = pulse(['model', 'profiles', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const data = JSON.parse(r.stdout) as { profiles: Record<string, unknown>[]; nodes: Record<string, unknown>[] };
+  assert.deepEqual(data.profiles.map((p) => p['name']), ['best', 'capture', 'datagen', 'tp2']);
+  assert.deepEqual(data.profiles.find((p) => p['name'] === 'tp2'), {
+    name: 'tp2',
+    recipe: 'qwen38-dual',
+    status: 'stable',
+    runnable: false,
+    description: 'Draft: TP 2 over spark1 + spark2 (recipe qwen38-dual); render-only',
+  });
+  assert.deepEqual(data.nodes[1], { name: 'spark2', host: 'ssh', ssh: 'spark2', protected: false, gatewayUrl: 'http://203.0.113.2:8001/v1' });
+  const text = pulse(['model', 'profiles']);
+  assert.match(text.stdout, /^tp2\s+qwen38-dual\s+stable\s+render-only\s+Draft/m);
+  assert.match(text.stdout, /^spark1\s+local\s+-\s+yes\s+http:\/\/127\.0\.0\.1:8000\/v1$/m);
+});
+
+test('cli: dry-run prints the .env, every step script, the replacements and the client note; writes nothing', () => {
+  const r = pulse(['model', 'up', 'capture', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins'), '--overlay-wins']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^# pulse-overlay: \S+\/test\/fixtures\/overlays\/wins overlay-sha256=[0-9a-f]{64}$/m);
+  for (const step of ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']) assert.match(r.stdout, new RegExp(`\\[${step}\\] ====`));
+  assert.match(r.stdout, /NOTE: each request needs a unique cache_salt and the header X-Request-Id: cap-<row>/);
+  const wins = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins'), '--overlay-wins']);
+  assert.match(wins.stdout, /overlay mount \/srv\/shard-r3:\/root\/\.cache\/huggingface\/mtp-shard-r2 replaces profile mount \/srv\/shard-r2:/);
+  assert.deepEqual(readdirSync(sandbox), [], 'no file written (state dir, HOME)');
+});
+
+test('cli: an overlay conflict without --overlay-wins is a config error', () => {
+  const r = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins')]);
+  assert.equal(r.code, 3);
+  assert.match(r.stderr, /which the profile mounts too/);
+  assert.match(r.stderr, /--overlay-wins/);
+});
+
+test('cli: dry-run --json is the plan, and the options change it as the spec says', () => {
+  const r = pulse(['model', 'up', 'best', '--node', 'spark1', '--dry-run', '--json', '--timeout-s', '99', '--min-mem-gib', '80', '--restart', '--yes']);
+  assert.equal(r.code, 0, r.stderr);
+  const plan = JSON.parse(r.stdout) as { action: string; readiness: { timeoutS: number }; memory: { gateGiB: number }; restart: boolean; confirmed: boolean; profile: string };
+  assert.deepEqual([plan.action, plan.profile, plan.readiness.timeoutS, plan.memory.gateGiB, plan.restart, plan.confirmed], ['up', 'best', 99, 80, true, true]);
+});
+
+test('cli: the dry-run loads neither @temporalio/* nor ssh2', () => {
+  const log = path.join(os.tmpdir(), `pulse-loaded-${process.pid}.txt`);
+  const hooks = path.join(os.tmpdir(), `pulse-hooks-${process.pid}.mjs`);
+  writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }\n`);
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(`file://${hooks}`)});`;
+  try {
+    writeFileSync(log, '');
+    const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, cli, '--nodes', fleet, 'model', 'up', 'best', '--node', 'spark2', '--dry-run'], { encoding: 'utf8', env: { ...process.env, PULSE_PROFILES_DIR: '' } });
+    assert.equal(r.status, 0, r.stderr);
+    const loaded = spawnSync('cat', [log], { encoding: 'utf8' }).stdout;
+    assert.match(loaded, /dist\/cli\/commands\/dry-run\.js/, 'the hook saw the command module');
+    assert.doesNotMatch(loaded, /@temporalio|node_modules\/ssh2/);
+  } finally {
+    rmSync(log, { force: true });
+    rmSync(hooks, { force: true });
+  }
+});
+
+test.after(() => rmSync(sandbox, { recursive: true, force: true }));
