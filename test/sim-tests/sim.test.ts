@@ -18,7 +18,7 @@ function renderEnv(sim: Sim, node: string, extra: Record<string, string> = {}): 
     KV_CACHE_DTYPE: 'fp8',
     MTP_K: '6',
     CHAT_TEMPLATE: 'files/chat-template/chat_template.jinja',
-    MTP_DRAFT_VOCAB: 'files/mtp-draft-vocab.json',
+    MTP_DRAFT_VOCAB: 'files/mtp/draft_vocab.json',
     READY_TIMEOUT_S: '30',
     HF_HOME: n.hfHome,
     BIND: '127.0.0.1',

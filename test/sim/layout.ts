@@ -23,12 +23,12 @@ function installAsset(src: string, dst: string, stateDir: string): void {
   fs.chmodSync(dst, fs.statSync(src).mode & 0o777);
 }
 
-function installRecipe(p: NodePaths): void {
+function installRecipe(p: NodePaths, dir: string): void {
   const src = path.join(SIM_ASSETS, 'recipe');
-  for (const rel of ['start.sh', 'stop.sh', '.env.sample', 'mtp.py', 'files/chat-template/chat_template.jinja', 'files/mtp-draft-vocab.json']) {
-    installAsset(path.join(src, rel), path.join(p.recipeDir, rel), p.state);
+  for (const rel of ['start.sh', 'stop.sh', '.env.sample', 'mtp.py', 'files/chat-template/chat_template.jinja', 'files/mtp/draft_vocab.json']) {
+    installAsset(path.join(src, rel), path.join(dir, rel), p.state);
   }
-  fs.mkdirSync(p.logsDir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
 }
 
 function installModel(p: NodePaths): void {
@@ -68,7 +68,9 @@ export async function buildNodeTree(name: string, p: NodePaths, setup: NodeSetup
   for (const d of [p.root, p.state, p.sshDir, p.dockerDir, path.dirname(p.tritonCache), path.dirname(p.mtpShardR2)]) {
     fs.mkdirSync(d, { recursive: true });
   }
-  installRecipe(p);
+  installRecipe(p, p.recipeDir);
+  // The two-node recipe is only rendered (tp2 is render-only); a copy of the lookalike keeps its paths real.
+  installRecipe(p, p.dualRecipeDir);
   installModel(p);
   installBin(p);
   fs.writeFileSync(p.mtpShardR2, 'simulated MTP shard r2');

@@ -1,6 +1,6 @@
 /**
- * A nodes.json for the sim nodes, in the format of runtime/nodes.example.json (spec RUNTIME.md "runtime/nodes.json"):
- * host ssh via the sim's ssh aliases, the node keys of the .env, vars, gateway URL, GPU probe and the recipe.
+ * A nodes.json for the sim nodes, in the format of runtime/nodes.example.json (runtime/config/nodes-schema.ts):
+ * host ssh via the sim's ssh aliases, the node keys of the .env, vars, gateway URL, GPU probe and the recipes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,8 +10,10 @@ import { CONTAINER_NAME, PROBE_IMAGE, RECIPE_NAME } from './paths.js';
 export interface NodesJsonOptions {
   /** Nodes that get `protected: true` (default: the first node, like spark1). */
   protected?: string[];
-  /** `host: local` for these nodes instead of ssh (the local host then runs their scripts). */
+  /** `host: local` for these nodes instead of ssh (the local host then runs their scripts, outside the sim). */
   local?: string[];
+  /** The node that runs the gateway (default: the first node); a loopback BIND is reachable only from it. */
+  gatewayNode?: string | null;
   minMemAvailableGiB?: number;
   memTimeoutS?: number;
   readyGraceS?: number;
@@ -21,41 +23,44 @@ export interface NodesJsonOptions {
   transform?: (json: Record<string, unknown>) => Record<string, unknown>;
 }
 
+function recipeEntry(dir: string, container: string, hfHome: string, vars?: Record<string, string>): Record<string, unknown> {
+  return {
+    dir,
+    start: 'start.sh',
+    stop: 'stop.sh',
+    container,
+    dockerArgs: `-v ${hfHome}:/root/.cache/huggingface -v {{recipeDir}}/mtp.py:/opt/vllm/vllm/model_executor/models/qwen3_next_mtp.py:ro`,
+    ...(vars ? { vars } : {}),
+  };
+}
+
+function nodeEntry(n: SimNode, i: number, all: SimNode[], opts: NodesJsonOptions): Record<string, unknown> {
+  const local = opts.local?.includes(n.name) ?? false;
+  const prot = opts.protected ?? (all[0] ? [all[0].name] : []);
+  const recipes: Record<string, unknown> = { [RECIPE_NAME]: recipeEntry(n.recipeDir, CONTAINER_NAME, n.hfHome) };
+  if (i === 0 && all[1]) recipes['qwen38-dual'] = recipeEntry(n.paths.dualRecipeDir, 'vllm-qwen38-tp2', n.hfHome, { tp2Worker: all[1].name });
+  return {
+    host: local ? 'local' : 'ssh',
+    ...(local ? {} : { ssh: n.name }),
+    protected: prot.includes(n.name),
+    env: { HF_HOME: n.hfHome, BIND: '127.0.0.1', PORT: String(n.vllmPort), REQUIRE_IDLE_GPU: '1' },
+    vars: { tritonCache: n.paths.tritonCache, mtpShardR2: n.paths.mtpShardR2, captureDir: n.paths.captureDir },
+    gatewayUrl: `http://127.0.0.1:${n.vllmPort}/v1`,
+    gpuProbe: `docker run --rm --gpus all ${PROBE_IMAGE} nvidia-smi -L`,
+    ...(opts.nodeMinMem?.[n.name] !== undefined ? { minMemAvailableGiB: opts.nodeMinMem[n.name] } : {}),
+    recipes,
+  };
+}
+
 /** The nodes.json object for `nodes`. */
 export function nodesJson(nodes: SimNode[], opts: NodesJsonOptions = {}): Record<string, unknown> {
-  const prot = opts.protected ?? (nodes[0] ? [nodes[0].name] : []);
-  const entries = Object.fromEntries(
-    nodes.map((n) => [
-      n.name,
-      {
-        host: opts.local?.includes(n.name) ? 'local' : 'ssh',
-        ...(opts.local?.includes(n.name) ? {} : { ssh: n.name }),
-        protected: prot.includes(n.name),
-        env: { HF_HOME: n.hfHome, BIND: '127.0.0.1', PORT: String(n.vllmPort), REQUIRE_IDLE_GPU: '1' },
-        vars: { tritonCache: n.paths.tritonCache, mtpShardR2: n.paths.mtpShardR2 },
-        gatewayUrl: `http://127.0.0.1:${n.vllmPort}/v1`,
-        gpuProbe: `docker run --rm --gpus all ${PROBE_IMAGE} nvidia-smi -L`,
-        ...(opts.nodeMinMem?.[n.name] !== undefined ? { minMemAvailableGiB: opts.nodeMinMem[n.name] } : {}),
-        recipes: {
-          [RECIPE_NAME]: {
-            dir: n.recipeDir,
-            start: 'start.sh',
-            stop: 'stop.sh',
-            container: CONTAINER_NAME,
-            dockerArgs: [
-              `-v ${n.hfHome}:/root/.cache/huggingface`,
-              '-v {{recipeDir}}/mtp.py:/opt/vllm/vllm/model_executor/models/qwen3_next_mtp.py',
-            ],
-          },
-        },
-      },
-    ]),
-  );
+  const gatewayNode = opts.gatewayNode === undefined ? nodes[0]?.name : opts.gatewayNode;
   const json: Record<string, unknown> = {
+    ...(gatewayNode ? { gatewayNode } : {}),
     minMemAvailableGiB: opts.minMemAvailableGiB ?? 100,
     memTimeoutS: opts.memTimeoutS ?? 600,
     readyGraceS: opts.readyGraceS ?? 300,
-    nodes: entries,
+    nodes: Object.fromEntries(nodes.map((n, i) => [n.name, nodeEntry(n, i, nodes, opts)])),
   };
   return opts.transform ? opts.transform(json) : json;
 }

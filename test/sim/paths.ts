@@ -13,7 +13,7 @@ export const SIM_DIST = path.dirname(fileURLToPath(import.meta.url));
 export const SIM_ASSETS = path.join(REPO_ROOT, 'test/sim/assets');
 
 export const RECIPE_NAME = 'qwen38-flash';
-export const CONTAINER_NAME = 'vllm-qwen38-flash';
+export const CONTAINER_NAME = 'vllm-qwen38';
 export const MODEL_ID = 'Qwen/Qwen3.8-Flash-Next';
 export const MODEL_REV = '5f1c0a9e3b7d2c4f8a6e1b0d9c3f7a2e5b8d4c1f';
 /** The image the shipped profiles use, and the recipe's built-in default (both "pulled" on every node). */
@@ -30,6 +30,9 @@ export interface NodePaths {
   hfHome: string;
   modelSnapshot: string;
   tritonCache: string;
+  captureDir: string;
+  /** The two-node recipe (render-only tp2 profile); installed on the first node only. */
+  dualRecipeDir: string;
   mtpShardR2: string;
   binDir: string;
   dockerDir: string;
@@ -55,6 +58,8 @@ export function nodePaths(simDir: string, name: string): NodePaths {
     hfHome,
     modelSnapshot: path.join(hfHome, 'hub', repoDir, 'snapshots', MODEL_REV),
     tritonCache: path.join(root, 'cache', 'triton'),
+    captureDir: path.join(root, 'capture'),
+    dualRecipeDir: path.join(root, 'recipes', 'qwen38-dual'),
     mtpShardR2: path.join(root, 'models', 'qwen38-mtp-shard-r2.safetensors'),
     binDir: path.join(root, 'bin'),
     dockerDir: path.join(root, 'docker'),

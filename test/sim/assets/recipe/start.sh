@@ -37,7 +37,7 @@ HF_HOME="${HOME:-/root}/.cache/huggingface"
 BIND=127.0.0.1
 PORT=8000
 REQUIRE_IDLE_GPU=0
-TP1_CONTAINER_NAME=vllm-qwen38-flash
+TP1_CONTAINER_NAME=vllm-qwen38
 API_KEY=""
 HF_TOKEN=""
 if [[ -f "$HERE/.env" ]]; then

@@ -6,7 +6,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SIM_STATE="@SIM_STATE@"
 echo "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ) pid=$$ args=$*" >>"$SIM_STATE/stop-calls"
-TP1_CONTAINER_NAME=vllm-qwen38-flash
+TP1_CONTAINER_NAME=vllm-qwen38
 if [[ -f "$HERE/.env" ]]; then
   set -a
   # shellcheck disable=SC1091
