@@ -15,7 +15,7 @@ function report(r: SmokeResult): string {
   return [
     `smoke ${r.node}: ${r.ok ? 'PASS' : 'FAIL'}`,
     `  model    ${r.model ?? '?'}`,
-    `  latency  ${r.latencyS === null ? "?" : `${Math.round(r.latencyS * 1000)} ms`}  (HTTP ${r.httpStatus ?? 'none'})`,
+    `  latency  ${r.latencyS === null ? '?' : `${Math.round(r.latencyS * 1000)} ms`}  (HTTP ${r.httpStatus ?? 'none'})`,
     `  tokens   prompt ${t.prompt ?? '?'}, completion ${t.completion ?? '?'}, total ${t.total ?? '?'}`,
     `  reply    ${r.reply ?? '(none)'}`,
     ...(r.error ? [`  error    ${r.error}`] : []),

@@ -68,17 +68,18 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const out: [string, string][] = [];
   if (!s.answered) out.push(['error', s.error ?? 'no answer']);
   const c = s.container;
-  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt} (${age(c.startedAt, now)})` : ''} ${c.image ?? ''}` : `${c.name}: no such container`]);
+  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}` : `${c.name}: no such container`]);
   const e = s.env;
   if (e) {
     const id = e.renderedByPulse ? `${e.profile} on ${e.node}, recipe ${e.recipe}, overlay ${e.overlay}, rendered ${e.rendered}` : e.exists ? 'no pulse header' : 'missing';
-    out.push(['.env', `${id}${e.drift ? '  DRIFT: edited after render' : ''}  ${e.path}`]);
+    out.push(['.env', `${e.drift ? 'DRIFT: edited after render; ' : ''}${id} ${e.path}`]);
   }
   const h = s.health;
   if (s.answered || h.skipped) {
     out.push(['health', h.checked ? `HTTP ${h.httpStatus ?? 'none'} ${h.servedModels.join(',') || '(no model)'} max_model_len ${h.maxModelLen ?? '?'}${h.detail ? ` (${h.detail})` : ''}` : (h.skipped ?? '')]);
   }
-  if (s.answered) out.push(['kv cache', s.kvCache.line ? `${s.kvCache.line}${s.kvCache.source === 'state' ? ' (saved by up: rotated out of the log)' : ''}` : 'none']);
+  const kv = s.kvCache.line?.replace(/^.*?(GPU KV cache size)/, '$1') ?? null;
+  if (s.answered) out.push(['kv cache', kv ? `${kv}${s.kvCache.source === 'state' ? ' (saved by up: rotated out of the log)' : ''}` : 'none']);
   const m = s.memory;
   if (m) out.push(['memory', `MemAvailable ${m.availableGiB ?? '?'} GiB of ${m.totalGiB ?? '?'}, gate ${m.gateGiB} GiB${m.atGate === false ? ' (below)' : ''}, watermark_scale_factor ${m.watermarkScaleFactor ?? '?'}`]);
   if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
@@ -104,9 +105,8 @@ export function renderTable(report: StatusReport, opts: { colour: boolean; now?:
   for (const s of report.nodes) {
     lines.push('', paint(fit(`${s.node}${s.protected ? ' (protected)' : ''}${s.recipe ? `  recipe ${s.recipe}` : ''}`), s.answered ? 'ok' : 'bad'));
     for (const [k, v] of detailLines(s, now)) {
-      if (k === 'warning' || k === 'error') {
-        for (const l of wrap(`  ${k.padEnd(10)} ${v}`, 13)) lines.push(paint(l, k === 'error' ? 'bad' : 'warn'));
-      } else lines.push(fit(`  ${k.padEnd(10)} ${v}`));
+      const wrapped = wrap(`  ${k.padEnd(10)} ${v}`, 13);
+      lines.push(...(k === 'warning' || k === 'error' ? wrapped.map((l) => paint(l, k === 'error' ? 'bad' : 'warn')) : wrapped));
     }
   }
   for (const n of report.notes) lines.push('', ...wrap(`note: ${n}`, 6));
