@@ -1,0 +1,129 @@
+/**
+ * The protected-node limits, proven at the simulated server: its request log shows no request from status or smoke
+ * without --yes, and its docker log shows no GPU probe. Also smoke pass/fail and the GPU probe on unprotected nodes.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { StatusReport } from '../../runtime/status/types.js';
+import { SECRET_KEY, runCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import type { CliResult, StatusSim } from './sim-helpers.js';
+
+let s: StatusSim;
+const outputs: string[] = [];
+
+async function cli(args: string[]): Promise<CliResult> {
+  const r = await runCli(s, args);
+  outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+/** Requests the node's simulated vLLM received, as "METHOD path". */
+function requests(node: string): string[] {
+  return s.sim.node(node).requests().map((r) => `${r.method} ${r.path}`);
+}
+
+describe('protected-node limits, smoke and the GPU probe on simulated nodes', () => {
+  before(async () => {
+    s = await startStatusSim(3);
+    for (const x of s.sim.nodes) writePulseEnv(x);
+    startServer(s.sim.node('spark1'));
+    startServer(s.sim.node('spark2'));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('status sends no HTTP request to a protected node without --yes, with or without --node', async () => {
+    const before1 = requests('spark1').length; // start.sh's own readiness polls
+    const before2 = requests('spark2').length;
+    const all = await cli(['model', 'status', '--json']);
+    assert.equal(all.code, 0, all.stderr);
+    const one = await cli(['model', 'status', '--node', 'spark1']);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /not checked: protected node, no HTTP request without --yes/);
+    assert.equal(requests('spark1').length, before1, 'the protected server saw no request');
+    assert.deepEqual(requests('spark2').slice(before2), ['GET /v1/models'], 'the unprotected server was asked once');
+    const report = JSON.parse(all.stdout) as StatusReport;
+    const p = report.nodes.find((n) => n.node === 'spark1');
+    assert.equal(p?.container?.running, true, 'the rest is still shown: container');
+    assert.equal(p?.env?.profile, 'best', 'the rest is still shown: .env');
+    assert.ok(p?.kvCache.line, 'the rest is still shown: KV cache line');
+    assert.ok(p?.memory, 'the rest is still shown: memory');
+  });
+
+  test('status --yes asks the protected server (with its key); --no-http asks nobody', async () => {
+    const before1 = requests('spark1').length;
+    const yes = await cli(['model', 'status', '--node', 'spark1', '--yes', '--json']);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.deepEqual(requests('spark1').slice(before1), ['GET /v1/models']);
+    assert.equal(s.sim.node('spark1').requests().at(-1)?.authorized, true, 'the key from the node .env was sent');
+    assert.equal((JSON.parse(yes.stdout) as StatusReport).nodes[0]?.health.httpStatus, 200);
+    const counts = ['spark1', 'spark2'].map((n) => requests(n).length);
+    const none = await cli(['model', 'status', '--no-http', '--yes']);
+    assert.equal(none.code, 0);
+    assert.match(none.stdout, /not checked: --no-http/);
+    assert.deepEqual(['spark1', 'spark2'].map((n) => requests(n).length), counts);
+  });
+
+  test('smoke refuses a protected node without --yes; nothing reaches its server', async () => {
+    const before1 = requests('spark1').length;
+    const r = await cli(['model', 'smoke', '--node', 'spark1']);
+    assert.equal(r.code, 4);
+    assert.match(r.stderr, /spark1 is protected: smoke .* needs --yes/);
+    assert.equal(requests('spark1').length, before1);
+  });
+
+  test('smoke passes on a healthy node: model, latency, tokens, first line of the reply; key sent', async () => {
+    const before2 = requests('spark2').length;
+    const r = await cli(['model', 'smoke', '--node', 'spark2']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /smoke spark2: PASS/);
+    assert.match(r.stdout, /model +qwen38/);
+    assert.match(r.stdout, /latency +\d+ ms +\(HTTP 200\)/);
+    assert.match(r.stdout, /tokens +prompt \d+, completion \d+, total \d+/);
+    assert.match(r.stdout, /reply +\S+/);
+    const sent = s.sim.node('spark2').requests().slice(before2);
+    assert.deepEqual(sent.map((x) => [x.method, x.path, x.authorized]), [['POST', '/v1/chat/completions', true]]);
+    const json = await cli(['model', 'smoke', '--node', 'spark1', '--yes', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(JSON.parse(json.stdout).ok, true);
+  });
+
+  test('smoke fails (non-zero) on a node whose server does not run', async () => {
+    const r = await cli(['model', 'smoke', '--node', 'spark3']);
+    assert.equal(r.code, 9, r.stdout + r.stderr);
+    assert.match(r.stdout, /smoke spark3: FAIL/);
+  });
+
+  test('--gpu-probe refuses a protected --node without --yes; without --node it probes only unprotected nodes', async () => {
+    const refused = await cli(['model', 'status', '--node', 'spark1', '--gpu-probe']);
+    assert.equal(refused.code, 4);
+    assert.match(refused.stderr, /spark1 is protected: status --gpu-probe .* needs --yes/);
+    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 0);
+
+    const all = await cli(['model', 'status', '--gpu-probe', '--no-http', '--json']);
+    assert.equal(all.code, 0, all.stderr);
+    const report = JSON.parse(all.stdout) as StatusReport;
+    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 0, 'the protected node was not probed');
+    assert.equal(s.sim.node('spark2').gpuProbeCalls().length, 1);
+    assert.equal(s.sim.node('spark3').gpuProbeCalls().length, 1);
+    assert.match(report.notes.join('\n'), /GPU probe ran only on unprotected nodes; skipped: spark1/);
+    assert.deepEqual(report.nodes.map((n) => [n.node, n.gpuProbe?.ran]), [['spark1', false], ['spark2', true], ['spark3', true]]);
+    assert.equal(report.nodes[1]?.gpuProbe?.exitCode, 0);
+
+    const yes = await cli(['model', 'status', '--node', 'spark1', '--gpu-probe', '--yes', '--no-http']);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 1);
+    assert.match(yes.stdout, /gpu probe +exit 0/);
+  });
+
+  test('the GPU probe runs only when asked', async () => {
+    const counts = s.sim.nodes.map((n) => n.gpuProbeCalls().length);
+    await cli(['model', 'status', '--yes']);
+    assert.deepEqual(s.sim.nodes.map((n) => n.gpuProbeCalls().length), counts);
+  });
+
+  test('no secret appears in any output', () => {
+    for (const out of outputs) assert.ok(!out.includes(SECRET_KEY));
+  });
+});
