@@ -7,7 +7,7 @@ import path from 'node:path';
 import { appendJsonLine } from './control.js';
 import { renderTemplate, psRow, TemplateError } from './docker-format.js';
 import type { ContainerRecord } from './docker-state.js';
-import { findRecord, listRecords, processAlive, readImages, removeRecord, saveRecord } from './docker-state.js';
+import { dockerNow, findRecord, listRecords, processAlive, readImages, removeRecord, saveRecord } from './docker-state.js';
 import { DockerExit, dockerRun } from './docker-run.js';
 import { imageCommand } from './docker-image.js';
 
@@ -157,7 +157,7 @@ async function stopOne(rec: ContainerRecord, timeoutS: number, signal: NodeJS.Si
   }
   const after = findRecord(dockerDir, rec.Id) ?? rec;
   if (after.State.Running) {
-    after.State = { ...after.State, Status: 'exited', Running: false, Pid: 0, ExitCode: 137, FinishedAt: new Date().toISOString() };
+    after.State = { ...after.State, Status: 'exited', Running: false, Pid: 0, ExitCode: 137, FinishedAt: dockerNow() };
     saveRecord(dockerDir, after);
   }
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { appendJsonLine } from './control.js';
 import type { ContainerRecord, MountRecord } from './docker-state.js';
-import { containerDir, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
+import { containerDir, dockerNow, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
 import { SIM_DIST } from './paths.js';
 
 /** A docker CLI failure: message for stderr and the exit code the real CLI uses. */
@@ -113,7 +113,7 @@ export function dockerRun(dockerDir: string, stateDir: string, args: string[]): 
 }
 
 function newRecord(dockerDir: string, id: string, name: string, spec: RunSpec, mounts: MountRecord[]): ContainerRecord {
-  const now = new Date().toISOString();
+  const now = dockerNow();
   return {
     Id: id,
     Name: `/${name}`,
@@ -155,7 +155,7 @@ function startProcess(dockerDir: string, stateDir: string, rec: ContainerRecord)
 
 // Any non-vLLM detached command runs for real inside a node wrapper that carries the container id in its argv.
 const KEEP_ALIVE = `const r=require('child_process').spawnSync(process.argv[2],process.argv.slice(3),{stdio:'inherit'});
-require('fs').writeFileSync(process.env.SIM_CONTAINER_DIR+'/exit.json',JSON.stringify({code:r.status??1,at:new Date().toISOString()}));`;
+require('fs').writeFileSync(process.env.SIM_CONTAINER_DIR+'/exit.json',JSON.stringify({code:r.status??1,at:new Date().toISOString().replace(/Z$/,'000000Z')}));`;
 
 /** A foreground run (e.g. the GPU probe): runs the command, prints its output, records the call. */
 function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord, spec: RunSpec): number {
@@ -167,7 +167,7 @@ function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord
       ? spawnSync(process.execPath, [path.join(SIM_DIST, 'nvidia-smi.js'), ...rest], { stdio: 'inherit', env })
       : spawnSync(cmd ?? 'true', rest, { stdio: 'inherit', env });
   const code = r.status ?? 137;
-  rec.State = { ...rec.State, Status: 'exited', Running: false, ExitCode: code, FinishedAt: new Date().toISOString() };
+  rec.State = { ...rec.State, Status: 'exited', Running: false, ExitCode: code, FinishedAt: dockerNow() };
   if (spec.autoRemove) removeRecord(dockerDir, rec.Name.slice(1));
   else saveRecord(dockerDir, rec);
   return code;

@@ -43,6 +43,12 @@ export interface ContainerRecord {
   Config: { Hostname: string; Image: string; Env: string[]; Cmd: string[]; Labels: Record<string, string> };
 }
 
+/** Now in docker's time format: RFC 3339 with nanoseconds (`2026-12-02T09:20:05.123456789Z`). */
+export function dockerNow(): string {
+  const extra = String(process.hrtime()[1] % 1_000_000).padStart(6, '0');
+  return new Date().toISOString().replace(/Z$/, `${extra}Z`);
+}
+
 /** Go's zero time, which docker prints for a FinishedAt that never happened. */
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -101,7 +107,7 @@ export function loadRecord(dockerDir: string, name: string): ContainerRecord | n
       Running: false,
       Pid: 0,
       ExitCode: exit?.code ?? 137,
-      FinishedAt: exit?.at ?? new Date().toISOString(),
+      FinishedAt: exit?.at ?? dockerNow(),
     };
     saveRecord(dockerDir, rec);
   }

@@ -50,7 +50,7 @@ function mountTargets(): string[] {
 
 /** Exit code and time for `docker inspect` (the record is corrected from this when the process is gone). */
 process.on('exit', (code) => {
-  fs.writeFileSync(path.join(containerDir, 'exit.json'), JSON.stringify({ code, at: new Date().toISOString() }));
+  fs.writeFileSync(path.join(containerDir, 'exit.json'), JSON.stringify({ code, at: new Date().toISOString().replace(/Z$/, '000000Z') }));
 });
 process.on('SIGTERM', () => {
   log.info('launcher.py:80', 'Shutting down FastAPI HTTP server.');

@@ -1,0 +1,125 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseNodesConfig } from '../../runtime/config/nodes.js';
+import { startSim, stopAllSims, CONTAINER_NAME, PROFILE_IMAGE } from '../sim/index.js';
+import type { FailureMode, Sim } from '../sim/index.js';
+import { eventually, sshScript } from './helpers.js';
+
+/** docker run of the simulated vLLM on `node`, then up to 3 s of /v1/models probes; prints the last status. */
+function runVllm(sim: Sim, node: string, extra = ''): string {
+  const port = sim.node(node).vllmPort;
+  return `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${port} --host 127.0.0.1 ${extra} >/dev/null
+code=000; for i in $(seq 60); do code=$(curl -s -o /tmp/models-$$ -w '%{http_code}' localhost:${port}/v1/models); [ "$code" = 200 ] && break; sleep 0.05; done
+echo "code=$code"; cat /tmp/models-$$ 2>/dev/null; echo; rm -f /tmp/models-$$
+echo "state=$(docker inspect --format '{{.State.Status}} {{.State.ExitCode}}' ${CONTAINER_NAME})"
+docker logs ${CONTAINER_NAME} 2>&1 | tail -3
+docker rm -f ${CONTAINER_NAME} >/dev/null`;
+}
+
+describe('simulator failure modes and controls', () => {
+  let sim: Sim;
+  before(async () => {
+    sim = await startSim({ nodes: ['alpha', 'beta'], readyDelayMs: 100 });
+  });
+  after(() => stopAllSims());
+
+  const cases: [FailureMode, RegExp, RegExp][] = [
+    ['crash-at-start', /^code=000$/m, /^state=exited 1$/m],
+    ['die-during-readiness', /^code=000$/m, /^state=exited 1$/m],
+    ['wrong-model', /"id":"Qwen\/Qwen3.8-Flash-Next"/, /^state=running 0$/m],
+    ['wrong-max-len', /"max_model_len":32768/, /^state=running 0$/m],
+  ];
+  for (const [mode, served, state] of cases) {
+    test(`failure mode ${mode}`, async () => {
+      const n = sim.node('beta');
+      n.setFailure(mode);
+      try {
+        const r = await sshScript(sim, 'beta', runVllm(sim, 'beta'));
+        assert.match(r.stdout, served);
+        assert.match(r.stdout, state);
+      } finally {
+        n.setFailure('none');
+      }
+    });
+  }
+
+  test('a healthy start serves the name and length it was given; never-ready never listens', async () => {
+    const ok = await sshScript(sim, 'beta', runVllm(sim, 'beta'));
+    assert.match(ok.stdout, /"id":"qwen38"/);
+    assert.match(ok.stdout, /"max_model_len":65536/);
+    sim.node('beta').setFailure('never-ready');
+    const never = await sshScript(sim, 'beta', runVllm(sim, 'beta'));
+    sim.node('beta').setFailure('none');
+    assert.match(never.stdout, /^code=000$/m);
+    assert.match(never.stdout, /^state=running 0$/m);
+    assert.doesNotMatch(never.stdout, /Application startup complete/);
+  });
+
+  test('stop.sh modes: fail, noop (container stays), ok', async () => {
+    const n = sim.node('alpha');
+    const up = await sshScript(sim, 'alpha', `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} sleep 60 >/dev/null`);
+    assert.equal(up.code, 0, up.stderr);
+    n.setStopMode('fail');
+    assert.equal((await sshScript(sim, 'alpha', `bash ${n.recipeDir}/stop.sh`)).code, 1);
+    n.setStopMode('noop');
+    assert.equal((await sshScript(sim, 'alpha', `bash ${n.recipeDir}/stop.sh`)).code, 0);
+    assert.equal(n.containers()[0]?.State.Running, true);
+    n.setStopMode('ok');
+    assert.equal((await sshScript(sim, 'alpha', `bash ${n.recipeDir}/stop.sh`)).code, 0);
+    assert.deepEqual(n.containers(), []);
+    assert.equal(n.stopShCalls().length, 3);
+  });
+
+  test('a removed image fails image inspect and docker run', async () => {
+    const n = sim.node('alpha');
+    n.removeImage(PROFILE_IMAGE);
+    const r = await sshScript(sim, 'alpha', `docker image inspect ${PROFILE_IMAGE} >/dev/null; echo "inspect=$?"; docker run -d ${PROFILE_IMAGE} sleep 1; echo "run=$?"`);
+    n.addImage(PROFILE_IMAGE);
+    assert.match(r.stdout, /^inspect=1$/m);
+    assert.match(r.stdout, /^run=125$/m);
+    assert.match(r.stderr, /No such image/);
+  });
+
+  test('nvidia-smi lists running vLLM containers unless hidden; the GPU probe is recorded', async () => {
+    const n = sim.node('alpha');
+    const script = `${runVllm(sim, 'alpha').split('\ndocker rm')[0]}\nnvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader; echo "hidden:"; docker rm -f ${CONTAINER_NAME} >/dev/null`;
+    const shown = await sshScript(sim, 'alpha', script);
+    assert.match(shown.stdout, /^\d+, VLLM::EngineCore$/m);
+    n.setControl({ nvidiaSmiHidesContainers: true });
+    const hidden = await sshScript(sim, 'alpha', script);
+    n.setControl({ nvidiaSmiHidesContainers: false });
+    assert.doesNotMatch(hidden.stdout, /EngineCore/);
+    const probe = await sshScript(sim, 'alpha', `docker run --rm --gpus all nvidia/cuda:13.0.1-base-ubuntu24.04 nvidia-smi -L`);
+    assert.match(probe.stdout, /^GPU 0: NVIDIA GB10/m);
+    assert.equal(n.gpuProbeCalls().length, 1);
+    assert.equal(sim.node('beta').gpuProbeCalls().length, 0);
+  });
+
+  test('killSshSessions drops open connections; stopSshd makes the node unreachable until startSshd', async () => {
+    const n = sim.node('alpha');
+    const long = sshScript(sim, 'alpha', 'echo started; sleep 30; echo finished');
+    assert.ok(await eventually(() => n.processes().some((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep'))));
+    n.killSshSessions();
+    const dropped = await long;
+    assert.notEqual(dropped.code, 0);
+    assert.doesNotMatch(dropped.stdout, /finished/);
+    await n.stopSshd();
+    assert.notEqual((await sshScript(sim, 'alpha', 'true')).code, 0);
+    await n.startSshd();
+    const back = await sshScript(sim, 'alpha', 'grep -c MemAvailable /proc/meminfo');
+    assert.equal(back.stdout.trim(), '1');
+  });
+
+  test('writeNodesJson passes the production nodes.json parser', () => {
+    const file = path.join(sim.dir, 'nodes.json');
+    sim.writeNodesJson(file, { protected: ['alpha'], nodeMinMem: { beta: 90 } });
+    const cfg = parseNodesConfig(fs.readFileSync(file, 'utf8'), file);
+    assert.deepEqual(Object.keys(cfg.nodes), ['alpha', 'beta']);
+    assert.equal(cfg.nodes.alpha?.protected, true);
+    assert.equal(cfg.nodes.beta?.env.PORT, String(sim.node('beta').vllmPort));
+    assert.equal(cfg.nodes.beta?.minMemAvailableGiB, 90);
+    assert.equal(cfg.nodes.beta?.recipes['qwen38-flash']?.container, CONTAINER_NAME);
+  });
+});
