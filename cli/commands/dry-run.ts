@@ -6,7 +6,8 @@
 import { loadInputs, profileOf } from '../../runtime/config/index.js';
 import { buildUpPlan, checkRefusals } from '../../runtime/plan.js';
 import { stepScripts } from '../../runtime/steps/index.js';
-import type { UpPlan } from '../../workflows/types.js';
+import type { PreflightReport, UpPlan } from '../../workflows/types.js';
+import { EXIT_CODES } from '../../runtime/errors.js';
 import type { UpOptions } from '../options.js';
 import { clientNotesText, planText, preflightText, stepsText } from '../render-text.js';
 
@@ -33,39 +34,30 @@ export function dryRunPlan(opts: UpOptions, now: Date = new Date()): { plan: UpP
   return { plan, runnable: profile.runnable };
 }
 
-async function preflight(plan: UpPlan): Promise<string> {
+/** Run only step 1 (read-only) on the node: the node layer and ssh2 load here, never for a plain dry-run. */
+async function preflight(plan: UpPlan): Promise<PreflightReport> {
   const { openSession } = await import('../../runtime/node/connect.js');
   const { runPreflight } = await import('../../runtime/steps/index.js');
   const session = await openSession(plan.target);
   try {
-    return preflightText(await runPreflight(session, plan));
+    return await runPreflight(session, plan);
   } finally {
     await session.close();
   }
 }
 
-/** Print the plan (text or --json); with --preflight also the node's read-only findings. */
+/** Print the plan (text or --json); with --preflight also the node's findings (exit 5 when they fail). */
 export async function run(opts: UpOptions): Promise<number> {
   const { plan, runnable } = dryRunPlan(opts);
-  if (opts.json && !opts.preflight) {
-    process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
-    return 0;
-  }
+  const report = opts.preflight ? await preflight(plan) : null;
+  const code = report && !report.ok ? EXIT_CODES.precondition : 0;
   if (opts.json) {
-    const { openSession } = await import('../../runtime/node/connect.js');
-    const { runPreflight } = await import('../../runtime/steps/index.js');
-    const session = await openSession(plan.target);
-    try {
-      const report = await runPreflight(session, plan);
-      process.stdout.write(`${JSON.stringify({ plan, preflight: report }, null, 2)}\n`);
-      return report.ok ? 0 : 5;
-    } finally {
-      await session.close();
-    }
+    process.stdout.write(`${JSON.stringify(report ? { plan, preflight: report } : plan, null, 2)}\n`);
+    return code;
   }
   process.stdout.write(planText(plan, runnable));
   process.stdout.write(stepsText(stepScripts(plan)));
-  if (opts.preflight) process.stdout.write(await preflight(plan));
+  if (report) process.stdout.write(preflightText(report));
   process.stdout.write(clientNotesText(plan.clientNotes));
-  return 0;
+  return code;
 }

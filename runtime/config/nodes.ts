@@ -58,7 +58,7 @@ function ruleProblems(cfg: NodesFile): string[] {
   }
   if (Object.keys(cfg.nodes).length === 0) out.push('nodes: must hold at least one node');
   if (cfg.gatewayNode !== undefined && !Object.hasOwn(cfg.nodes, cfg.gatewayNode)) {
-    out.push(`gatewayNode: "${cfg.gatewayNode}" is not a node; known: ${Object.keys(cfg.nodes).join(', ')}`);
+    out.push(`gatewayNode: ${JSON.stringify(cfg.gatewayNode)} is not a node; known: ${Object.keys(cfg.nodes).join(', ')}`);
   }
   return out;
 }

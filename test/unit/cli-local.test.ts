@@ -146,3 +146,17 @@ test('cli: the dry-run loads neither @temporalio/* nor ssh2', () => {
 });
 
 test.after(() => rmSync(sandbox, { recursive: true, force: true }));
+
+test('cli: --dry-run --preflight runs the read-only step 1 on the (local) node and exits 5 when it fails', () => {
+  const r = pulse(['model', 'up', 'best', '--node', 'spark1', '--dry-run', '--preflight']);
+  assert.equal(r.code, 5, r.stderr);
+  assert.match(r.stdout, /==== preflight \(read-only, ran on the node\) ====/);
+  assert.match(r.stdout, /FAIL recipe-dir: .*\/srv\/recipes\/flash/);
+  assert.match(r.stdout, /preflight: FAILED/);
+});
+
+test('cli: --preflight without --dry-run is a usage error', () => {
+  const r = pulse(['model', 'up', 'best', '--node', 'spark2', '--preflight']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--preflight works only with --dry-run/);
+});
