@@ -3,7 +3,7 @@
  * text, its key map and identity, the merged mounts and the directives. No I/O: the dry-run prints exactly this.
  */
 import type { EnvIdentity, PlanMount } from '../workflows/types.js';
-import { sha256OfLines } from './config/env-header.js';
+import { sha256OfLines, type EnvHeader } from './config/env-header.js';
 import { PulseError } from './errors.js';
 import { pairText, parseDockerArgs, type DockerPair } from './config/docker-args.js';
 import { mergeDockerPairs } from './config/merge-mounts.js';
@@ -101,14 +101,7 @@ export function renderEnv(input: RenderInput): Rendered {
   const sha256 = sha256OfLines(lines);
   const overlayLine = overlay ? `${overlay.dir} overlay-sha256=${overlay.sha256}` : 'none';
   const renderedAt = isoSeconds(input.now);
-  const header = [
-    `# pulse-profile: ${profile.name}`,
-    `# pulse-node: ${input.nodeName}`,
-    `# pulse-recipe: ${input.recipeName}`,
-    `# pulse-overlay: ${overlayLine}`,
-    `# pulse-rendered: ${renderedAt}`,
-    `# pulse-sha256: ${sha256}`,
-  ];
+  const header = headerLines({ profile: profile.name, node: input.nodeName, recipe: input.recipeName, overlay: overlayLine, rendered: renderedAt, sha256 });
   return {
     text: [...header, ...lines].map((l) => `${l}\n`).join(''),
     values: Object.fromEntries(all),
@@ -120,6 +113,18 @@ export function renderEnv(input: RenderInput): Rendered {
     clientNotes: [...profile.clientNotes],
     renderedAt,
   };
+}
+
+/** The six header lines, exactly as the spec shows them. */
+function headerLines(h: EnvHeader): string[] {
+  return [
+    `# pulse-profile: ${h.profile}`,
+    `# pulse-node: ${h.node}`,
+    `# pulse-recipe: ${h.recipe}`,
+    `# pulse-overlay: ${h.overlay}`,
+    `# pulse-rendered: ${h.rendered}`,
+    `# pulse-sha256: ${h.sha256}`,
+  ];
 }
 
 function renderMkdirs(profile: Profile, vars: Record<string, string>): string[] {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PulseError } from '../errors.js';
 import { displayPath } from '../paths.js';
+import { wordProblem } from './safe.js';
 import { duplicateMountTarget, parseDockerArgs, type DockerPair } from './docker-args.js';
 
 export interface Overlay {
@@ -56,6 +57,9 @@ export function readOverlay(dir: string): Overlay {
   const abs = path.resolve(dir);
   const argsFile = path.join(abs, 'docker-args.txt');
   const manifestFile = path.join(abs, 'manifest.json');
+  // The folder goes into the .env header and the plan that node scripts receive: the same word rule as any value.
+  const bad = wordProblem(abs);
+  if (bad) throw new PulseError('config', `--overlay ${JSON.stringify(abs)}: the folder path ${bad}`);
   const args = readBytes(argsFile);
   const manifestBytes = readBytes(manifestFile);
   let manifest: unknown;
@@ -64,7 +68,6 @@ export function readOverlay(dir: string): Overlay {
   } catch (e) {
     throw new PulseError('config', `${displayPath(manifestFile)}: not valid JSON: ${(e as Error).message}`);
   }
-  if (/\s/.test(abs)) throw new PulseError('config', `${abs}: an overlay folder path cannot hold white space`);
   const pairs = parseOverlayArgs(args.toString('utf8'), displayPath(argsFile));
   return { dir: abs, pairs, sha256: overlaySha256(args, manifestBytes), manifest };
 }

@@ -16,6 +16,10 @@ export function loadProfiles(dir: string = profilesDir()): Map<string, Profile> 
   const out = new Map<string, Profile>();
   for (const f of files) {
     const full = path.join(dir, f);
+    // The name travels into commands, workflow search attributes and the .env header.
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(path.basename(f, '.env'))) {
+      throw new PulseError('config', `${displayPath(full)}: a profile file name holds only letters, digits and _ . - (before .env)`);
+    }
     out.set(path.basename(f, '.env'), parseProfile(readFileSync(full, 'utf8'), displayPath(full)));
   }
   return out;

@@ -130,3 +130,8 @@ test('overlay: a mount on a target the recipe mounts itself is an error, also wi
     );
   }
 });
+
+test('readOverlay: a folder path with a character outside the word rule is refused before reading', () => {
+  assert.throws(() => readOverlay('/tmp/my overlay'), (e: unknown) => isPulseError(e) && e.kind === 'config' && /the folder path contains white space/.test(e.message));
+  assert.throws(() => readOverlay('/tmp/$x'), /the folder path contains "\$"/);
+});
