@@ -27,14 +27,18 @@ export function defaultNodesPath(): string {
   return path.join(repoRoot(), 'runtime', 'nodes.json');
 }
 
-/** The nodes.json to use: --nodes FILE, else $PULSE_NODES, else runtime/nodes.json. */
+/**
+ * The nodes.json to use: --nodes FILE, else $PULSE_NODES, else runtime/nodes.json. A given path is kept as the
+ * user wrote it (relative to the cwd), so errors name the file the way the user named it.
+ */
 export function resolveNodesPath(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const chosen = option ?? env['PULSE_NODES'];
-  return chosen !== undefined && chosen !== '' ? path.resolve(chosen) : defaultNodesPath();
+  return chosen !== undefined && chosen !== '' ? chosen : defaultNodesPath();
 }
 
-/** How to name a file in an error: relative to the cwd when it is below it (runtime/nodes.json), else absolute. */
+/** How to name a file in an error: as given when relative; an absolute one relative to the cwd when below it. */
 export function displayPath(file: string): string {
+  if (!path.isAbsolute(file)) return file;
   const rel = path.relative(process.cwd(), file);
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
