@@ -123,6 +123,15 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     assert.deepEqual(s.sim.nodes.map((n) => n.gpuProbeCalls().length), counts);
   });
 
+  test('a configured Temporal server that does not answer costs only the deploy column', async () => {
+    const r = await runCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    assert.equal(report.allAnswered, true);
+    assert.match(report.notes.join('\n'), /deploys in progress are not shown: .*(reach|answer)/);
+    assert.ok(report.nodes.every((n) => n.deploy === null));
+  });
+
   test('no secret appears in any output', () => {
     for (const out of outputs) assert.ok(!out.includes(SECRET_KEY));
   });

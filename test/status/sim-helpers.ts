@@ -88,9 +88,10 @@ export interface CliResult {
 
 /** Run `pulse <args>` against the sim (its ssh config, the test's state dir, no Temporal configured). */
 export function runCli(s: StatusSim, args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...s.sim.env(), PULSE_STATE_DIR: s.stateDir, ...extraEnv };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...s.sim.env(), PULSE_STATE_DIR: s.stateDir };
   delete env['TEMPORAL_ADDRESS'];
   delete env['NO_COLOR'];
+  Object.assign(env, extraEnv);
   return new Promise((resolve) => {
     execFile(process.execPath, [path.join(repoRoot, 'bin/pulse-cli'), '--nodes', s.nodesFile, ...args], { env, encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
