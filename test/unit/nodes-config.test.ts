@@ -49,6 +49,8 @@ const cases: Case[] = [
   { name: 'protected true', edit: (j) => (n1(j)['protected'] = true) },
   { name: 'protected string', edit: (j) => (n1(j)['protected'] = 'yes'), error: /^f\.json: nodes\.n1\.protected: expected boolean, got string$/ },
   { name: 'env REQUIRE_IDLE_GPU', edit: (j) => (n1(j)['env'].REQUIRE_IDLE_GPU = '1') },
+  { name: 'env REQUIRE_IDLE_GPU with a quote', edit: (j) => (n1(j)['env'].REQUIRE_IDLE_GPU = "1'"), error: /^f\.json: nodes\.n1\.env\.REQUIRE_IDLE_GPU: contains a single quote/ },
+  { name: 'env HF_HOME empty', edit: (j) => (n1(j)['env'].HF_HOME = ''), error: /^f\.json: nodes\.n1\.env\.HF_HOME: must not be empty$/ },
   { name: 'env PORT as number', edit: (j) => (n1(j)['env'].PORT = 8000), error: /^f\.json: nodes\.n1\.env\.PORT: expected string, got number$/ },
   { name: 'env PORT not a port', edit: (j) => (n1(j)['env'].PORT = '80a'), error: /^f\.json: nodes\.n1\.env\.PORT: expected a port number/ },
   { name: 'env PORT too big', edit: (j) => (n1(j)['env'].PORT = '70000'), error: /^f\.json: nodes\.n1\.env\.PORT: expected a port number of at most 65535$/ },

@@ -127,3 +127,10 @@ test('render: the same inputs at another time give the same identity (the time i
   assert.deepEqual(a.identity, b.identity);
   assert.notEqual(a.text, b.text);
 });
+
+test('render: a recipe var wins over a node var of the same name', () => {
+  const base = input('# pulse-recipe: qwen38-flash\nA={{tritonCache}}\n');
+  const recipe = { ...base.recipe, vars: { tritonCache: '/from-recipe' } };
+  assert.equal(renderEnv({ ...base, recipe }).values['A'], '/from-recipe');
+  assert.equal(renderEnv(base).values['A'], '/srv/triton');
+});
