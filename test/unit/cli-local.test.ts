@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,7 +136,7 @@ test('cli: the dry-run loads neither @temporalio/* nor ssh2', () => {
     writeFileSync(log, '');
     const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, cli, '--nodes', fleet, 'model', 'up', 'best', '--node', 'spark2', '--dry-run'], { encoding: 'utf8', env: { ...process.env, PULSE_PROFILES_DIR: '' } });
     assert.equal(r.status, 0, r.stderr);
-    const loaded = spawnSync('cat', [log], { encoding: 'utf8' }).stdout;
+    const loaded = readFileSync(log, 'utf8');
     assert.match(loaded, /dist\/cli\/commands\/dry-run\.js/, 'the hook saw the command module');
     assert.doesNotMatch(loaded, /@temporalio|node_modules\/ssh2/);
   } finally {
