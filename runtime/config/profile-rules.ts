@@ -6,6 +6,11 @@ import { quotedProblem, wordProblem } from './safe.js';
 export const NODE_KEYS = ['HF_HOME', 'BIND', 'PORT', 'REQUIRE_IDLE_GPU'] as const;
 /** Keys a profile must never set: secrets stay in the node .env, the container name belongs to the recipe. */
 export const FORBIDDEN_KEYS = ['HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME'] as const;
+/**
+ * Shell variables that change how bash itself runs start.sh when the .env is sourced (word splitting, command
+ * lookup, startup files, the dynamic loader). The recipe never reads them as settings, so a profile cannot set them.
+ */
+export const SHELL_KEYS = ['IFS', 'PATH', 'BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'CDPATH', 'GLOBIGNORE', 'PS4', 'PROMPT_COMMAND', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT'] as const;
 /** The only keys whose value may span more than one line. */
 export const MULTILINE_KEYS = ['EXTRA_DOCKER_ARGS', 'EXTRA_VLLM_ARGS'] as const;
 /** The recipe key set of docs/ARCHITECTURE.md ("Recipe .env keys"); a runnable single-Spark profile sets them all. */
@@ -35,6 +40,9 @@ export function keyProblem(key: string): string | null {
     return key === 'TP1_CONTAINER_NAME'
       ? 'TP1_CONTAINER_NAME is not allowed: the container name belongs to the recipe'
       : `${key} is not allowed in a profile: put it in the node .env`;
+  }
+  if ((SHELL_KEYS as readonly string[]).includes(key) || key.startsWith('BASH_FUNC_')) {
+    return `${key} is a shell variable that changes how bash runs start.sh; a profile cannot set it`;
   }
   return null;
 }

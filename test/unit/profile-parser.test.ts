@@ -57,6 +57,12 @@ const rules: Case[] = [
     text: P(`${k}=x`),
     error: new RegExp(`^t\\.env:2: ${k} is a node key`),
   })),
+  ...['PATH', 'IFS', 'BASH_ENV', 'LD_PRELOAD', 'BASH_FUNC_x'].map((k) => ({
+    name: `shell variable ${k}`,
+    text: P(`${k}=x`),
+    error: new RegExp(`^t\\.env:2: ${k} is a shell variable that changes how bash runs start\\.sh`),
+  })),
+  { name: 'a key that only starts like a shell variable', text: P('PATHS=x') },
   { name: '--api-key in EXTRA_VLLM_ARGS', text: P('EXTRA_VLLM_ARGS="--x --api-key abc"'), error: /^t\.env:2: EXTRA_VLLM_ARGS: --api-key is not allowed/ },
   { name: '--api-key= in EXTRA_VLLM_ARGS', text: P('EXTRA_VLLM_ARGS="--api-key=abc"'), error: /--api-key is not allowed/ },
   { name: 'another flag in EXTRA_VLLM_ARGS', text: P('EXTRA_VLLM_ARGS="--api-server-count 2"') },

@@ -11,7 +11,7 @@ import { isPulseError } from '../../runtime/errors.js';
 import { renderEnv } from '../../runtime/render.js';
 import type { NodeConfig, RecipeConfig } from '../../runtime/config/nodes.js';
 
-const KEYS = ['IMAGE', 'MODEL', 'MAX_MODEL_LEN', 'MTP_K', 'EXTRA_DOCKER_ARGS', 'EXTRA_VLLM_ARGS', 'HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME', 'PORT', 'BIND', 'HF_HOME', 'REQUIRE_IDLE_GPU', 'lower_key', 'A'];
+const KEYS = ['IMAGE', 'MODEL', 'MAX_MODEL_LEN', 'MTP_K', 'EXTRA_DOCKER_ARGS', 'EXTRA_VLLM_ARGS', 'HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME', 'PORT', 'BIND', 'HF_HOME', 'REQUIRE_IDLE_GPU', 'PATH', 'BASH_ENV', 'lower_key', 'A'];
 const DIRECTIVES = ['recipe', 'status', 'runnable', 'mkdir', 'proof', 'client', 'description', 'restart', 'RECIPE', ''];
 /** Characters that matter to bash, plus ordinary ones. */
 const ATOMS = ['a', 'Z', '9', '_', '.', '/', ':', '=', ',', '@', '+', '%', '-', ' ', '\t', '$', '`', '\\', '"', "'", ';', '|', '&', '(', ')', '<', '>', '*', '?', '#', '!', '~', '{', '}', '{{v}}', '{{tritonCache}}', '{{ bad}}', '\n', '\r', 'é', '$(id)', '-e', '-v', '--api-key'];
@@ -43,7 +43,7 @@ const profileText = fc
 /* ---- the independent checker ---- */
 const UNQUOTED_OK = /^[A-Za-z0-9_./:=,@+%-]*$/;
 const QUOTED_BAD = /[$`\\"]/;
-const FORBIDDEN = new Set(['HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME', 'HF_HOME', 'BIND', 'PORT', 'REQUIRE_IDLE_GPU']);
+const FORBIDDEN = new Set(['HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME', 'HF_HOME', 'BIND', 'PORT', 'REQUIRE_IDLE_GPU', 'PATH', 'BASH_ENV']);
 const fillSafe = (s: string): string => s.replace(/\{\{[A-Za-z][A-Za-z0-9_]*\}\}/g, '/safe');
 
 function dockerArgsOk(v: string): boolean {
