@@ -13,7 +13,6 @@ import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
 import type { DeployProgress } from '../../workflows/types.js';
 import type { StatusOptions } from '../options.js';
-import type { Client } from '@temporalio/client';
 import type * as TemporalModule from '../temporal.js';
 
 /** How long status waits for Temporal before it shows the nodes without the deploy column. */
@@ -24,14 +23,19 @@ interface DeployLookup {
   note: string | null;
 }
 
-async function describeDeploy(client: Client, node: string, ui: (id: string, run: string) => string | null): Promise<DeployInProgress | null> {
+/** How long the progress query may take: it needs a live worker, and status must not wait for a dead one. */
+const QUERY_WAIT_MS = 2000;
+
+async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, ui: (id: string, run: string) => string | null): Promise<DeployInProgress | null> {
   const { workflowIdFor, PROGRESS_QUERY } = await import('../../workflows/definitions.js');
   const id = workflowIdFor(node);
   try {
-    const handle = client.workflow.getHandle(id);
+    const handle = conn.client.workflow.getHandle(id);
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') return null;
-    const p = await handle.query<DeployProgress>(PROGRESS_QUERY).catch(() => null);
+    const p = await conn.connection
+      .withDeadline(Date.now() + QUERY_WAIT_MS, () => handle.query<DeployProgress>(PROGRESS_QUERY))
+      .catch(() => null);
     const started = p?.startedAt ? Date.parse(p.startedAt) : d.startTime.getTime();
     const attrs = d.typedSearchAttributes;
     const profile = attrs ? (attrs.getAll().find((a) => a.key.name === 'PulseProfile')?.value as string | undefined) : undefined;
@@ -59,7 +63,7 @@ async function lookupDeploys(nodes: string[], opts: StatusOptions): Promise<Depl
   const conn = await temporal.connectTo(target);
   try {
     const ui = (id: string, run: string): string | null => temporal.uiLink(target, id, run);
-    const found = await Promise.all(nodes.map((n) => describeDeploy(conn.client, n, ui)));
+    const found = await Promise.all(nodes.map((n) => describeDeploy(conn, n, ui)));
     return { deploys: new Map(nodes.flatMap((n, i) => (found[i] ? [[n, found[i]] as const] : []))), note: null };
   } finally {
     await conn.close().catch(() => undefined);

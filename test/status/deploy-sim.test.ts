@@ -1,0 +1,66 @@
+/**
+ * The deploy in progress, shown only when a Temporal server is configured (here: a real dev server) and never
+ * started by status itself. The workflow holding spark2 has no worker, so its progress query cannot answer: status
+ * still shows the holder, its action, profile, elapsed time and UI link, without waiting for a dead worker.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { SA_ACTION, SA_NODE, SA_PROFILE, workflowIdFor } from '../../workflows/definitions.js';
+import type { StatusReport } from '../../runtime/status/types.js';
+import { startDevServer } from '../helpers/dev-server.js';
+import type { DevServer } from '../helpers/dev-server.js';
+import { runCli, startStatusSim } from './sim-helpers.js';
+import type { StatusSim } from './sim-helpers.js';
+
+let server: DevServer;
+let s: StatusSim;
+let connection: Connection;
+
+describe('status shows the deploy that holds a node', () => {
+  before(async () => {
+    [server, s] = await Promise.all([startDevServer(), startStatusSim(2)]);
+    connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection, namespace: server.namespace });
+    await client.workflow.start('upWorkflow', {
+      taskQueue: 'pulse-status-test-nobody-polls',
+      workflowId: workflowIdFor('spark2'),
+      args: [{}],
+      typedSearchAttributes: [
+        { key: SA_NODE, value: 'spark2' },
+        { key: SA_PROFILE, value: 'best' },
+        { key: SA_ACTION, value: 'up' },
+      ],
+    });
+  });
+  after(async () => {
+    await connection?.close().catch(() => undefined);
+    await Promise.all([server?.stop(), s?.stop()]);
+  });
+
+  test('without a configured or running server, status starts none and says why deploys are missing', async () => {
+    const r = await runCli(s, ['model', 'status', '--no-http', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    assert.match(report.notes.join('\n'), /no Temporal server is configured or running/);
+    assert.equal(existsSync(path.join(s.stateDir, 'temporal')), false, 'no embedded server was started');
+  });
+
+  test('with TEMPORAL_ADDRESS: the holder of spark2 with action, profile, elapsed and UI link; none on spark1', async () => {
+    const r = await runCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    assert.deepEqual(report.notes, []);
+    const [n1, n2] = report.nodes;
+    assert.equal(n1?.deploy, null);
+    assert.equal(n2?.deploy?.workflowId, 'pulse-model-spark2');
+    assert.equal(n2?.deploy?.action, 'up');
+    assert.equal(n2?.deploy?.profile, 'best');
+    assert.equal(typeof n2?.deploy?.elapsedS, 'number');
+    assert.match(n2?.deploy?.uiUrl ?? '', /^http:\/\/ui\.test:8233\/namespaces\/default\/workflows\/pulse-model-spark2\//);
+    const table = await runCli(s, ['model', 'status', '--no-http'], { TEMPORAL_ADDRESS: server.address, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
+    assert.match(table.stdout, /deploy +pulse-model-spark2 up best/);
+  });
+});
