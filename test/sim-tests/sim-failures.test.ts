@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { startSim, stopAllSims, CONTAINER_NAME, PROFILE_IMAGE } from '../sim/index.js';
 import type { FailureMode, Sim } from '../sim/index.js';
-import { eventually, sshScript } from './helpers.js';
+import { eventually, renderEnv, sshScript, startScript } from './helpers.js';
 
 /** docker run of the simulated vLLM on `node`, then up to 3 s of /v1/models probes; prints the last status. */
 function runVllm(sim: Sim, node: string, extra = ''): string {
@@ -100,7 +100,7 @@ describe('simulator failure modes and controls', () => {
   test('killSshSessions drops open connections; stopSshd makes the node unreachable until startSshd', async () => {
     const n = sim.node('alpha');
     const long = sshScript(sim, 'alpha', 'echo started; sleep 30; echo finished');
-    assert.ok(await eventually(() => n.processes().some((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep'))));
+    assert.ok(await eventually(() => n.processes().some((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep\x0030'))));
     n.killSshSessions();
     const dropped = await long;
     assert.notEqual(dropped.code, 0);
@@ -122,4 +122,24 @@ describe('simulator failure modes and controls', () => {
     assert.equal(cfg.nodes.beta?.minMemAvailableGiB, 90);
     assert.equal(cfg.nodes.beta?.recipes['qwen38-flash']?.container, CONTAINER_NAME);
   });
+});
+
+test('the recipe watchdog stops the server when watermark 300 pushes MemFree below the floor', async () => {
+  const sim = await startSim({ nodes: 1, readyDelayMs: 100 });
+  try {
+    const n = sim.node('spark1');
+    n.setSudo(false);
+    fs.writeFileSync(n.envPath, renderEnv(sim, 'spark1', { MEMWATCH_RELIEF: 'drop_caches', MEMWATCH_FLOOR_GIB: '6' }));
+    const r = await sshScript(sim, 'spark1', startScript(sim, 'spark1'));
+    assert.match(r.stdout, /^rc=0$/m);
+    assert.ok(await eventually(() => n.memAvailableGiB() < 30));
+    n.setWatermark(300);
+    assert.ok(await eventually(() => n.containers()[0]?.State.Running === false), 'the watchdog stopped the container');
+    const log = fs.readFileSync(path.join(n.paths.logsDir, 'memwatch.log'), 'utf8');
+    assert.equal(log.match(/sudo -n failed/g)?.length, 1);
+    assert.match(log, /floor: stopping vllm-qwen38/);
+    assert.ok(await eventually(() => n.memAvailableGiB() > 90 && n.memAvailableGiB() < 100), 'idle MemAvailable at factor 300 is below the 100 GiB gate');
+  } finally {
+    await sim.stop();
+  }
 });

@@ -4,37 +4,7 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startSim, stopAllSims, CONTAINER_NAME, PROFILE_IMAGE } from '../sim/index.js';
 import type { Sim } from '../sim/index.js';
-import { eventually, sshScript } from './helpers.js';
-
-/** A .env like the ones pulse renders, for a node of the sim. */
-function renderEnv(sim: Sim, node: string, extra: Record<string, string> = {}): string {
-  const n = sim.node(node);
-  const keys: Record<string, string> = {
-    IMAGE: PROFILE_IMAGE,
-    MODEL: 'Qwen/Qwen3.8-Flash-Next',
-    SERVED_MODEL_NAME: 'qwen38',
-    MAX_MODEL_LEN: '524288',
-    GPU_MEMORY_UTILIZATION: '0.85',
-    KV_CACHE_DTYPE: 'fp8',
-    MTP_K: '6',
-    CHAT_TEMPLATE: 'files/chat-template/chat_template.jinja',
-    MTP_DRAFT_VOCAB: 'files/mtp/draft_vocab.json',
-    READY_TIMEOUT_S: '30',
-    HF_HOME: n.hfHome,
-    BIND: '127.0.0.1',
-    PORT: String(n.vllmPort),
-    REQUIRE_IDLE_GPU: '1',
-    EXTRA_DOCKER_ARGS: `\n  -e VLLM_MTP_DRAFT_FP8=1\n  -v ${n.paths.mtpShardR2}:/mtp-shard-r2:ro\n`,
-    ...extra,
-  };
-  return Object.entries(keys).map(([k, v]) => `${k}="${v}"`).join('\n') + '\n';
-}
-
-/** The way pulse starts the recipe: setsid + env -i, detached from the ssh session. */
-function startScript(sim: Sim, node: string): string {
-  const r = sim.node(node).recipeDir;
-  return `setsid env -i bash ${r}/start.sh >${r}/logs/pulse-up-test.log 2>&1 </dev/null; echo "rc=$?"`;
-}
+import { eventually, renderEnv, sshScript, startScript } from './helpers.js';
 
 describe('DGX Spark simulator', () => {
   let sim: Sim;

@@ -140,21 +140,26 @@ async function waitGone(rec: ContainerRecord, ms: number): Promise<boolean> {
   return !processAlive(rec.State.Pid, rec.Id);
 }
 
+/** Signals the container's process group (it runs in its own session), like docker signals the whole cgroup. */
+function signalContainer(pid: number, signal: NodeJS.Signals): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, signal);
+      return;
+    } catch {
+      /* no such group: try the pid itself */
+    }
+  }
+}
+
 async function stopOne(rec: ContainerRecord, timeoutS: number, signal: NodeJS.Signals): Promise<void> {
   if (!rec.State.Running) return;
-  try {
-    process.kill(rec.State.Pid, signal);
-  } catch {
-    /* already gone */
-  }
+  signalContainer(rec.State.Pid, signal);
   if (!(await waitGone(rec, timeoutS * 1000))) {
-    try {
-      process.kill(rec.State.Pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    signalContainer(rec.State.Pid, 'SIGKILL');
     await waitGone(rec, 2000);
   }
+  if (signal === 'SIGKILL' || !processAlive(rec.State.Pid, rec.Id)) signalContainer(rec.State.Pid, 'SIGKILL');
   const after = findRecord(dockerDir, rec.Id) ?? rec;
   if (after.State.Running) {
     after.State = { ...after.State, Status: 'exited', Running: false, Pid: 0, ExitCode: 137, FinishedAt: dockerNow() };

@@ -153,9 +153,12 @@ function startProcess(dockerDir: string, stateDir: string, rec: ContainerRecord)
   return child.pid ?? 0;
 }
 
-// Any non-vLLM detached command runs for real inside a node wrapper that carries the container id in its argv.
-const KEEP_ALIVE = `const r=require('child_process').spawnSync(process.argv[2],process.argv.slice(3),{stdio:'inherit'});
-require('fs').writeFileSync(process.env.SIM_CONTAINER_DIR+'/exit.json',JSON.stringify({code:r.status??1,at:new Date().toISOString().replace(/Z$/,'000000Z')}));`;
+// Any non-vLLM detached command runs for real under a node wrapper that carries the container id in its argv,
+// records the exit code like the vLLM sim does, and passes stop signals on (kill of the group ends both).
+const KEEP_ALIVE = `const c=require('child_process').spawn(process.argv[2],process.argv.slice(3),{stdio:'inherit'});
+const fin=(code)=>{require('fs').writeFileSync(process.env.SIM_CONTAINER_DIR+'/exit.json',JSON.stringify({code,at:new Date().toISOString().replace(/Z$/,'000000Z')}));process.exit(code);};
+c.on('error',()=>fin(127));c.on('exit',(code,sig)=>fin(code??(sig==='SIGKILL'?137:143)));
+for(const s of ['SIGTERM','SIGINT'])process.on(s,()=>c.kill(s));`;
 
 /** A foreground run (e.g. the GPU probe): runs the command, prints its output, records the call. */
 function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord, spec: RunSpec): number {

@@ -1,5 +1,5 @@
 /**
- * One node's sshd: a real /usr/sbin/sshd -D in its own mount namespace, where the sim's meminfo, watermark file
+ * One node's sshd: a real /usr/sbin/sshd -D in its own mount (and UTS: `hostname` is the node name) namespace, where the sim's meminfo, watermark file
  * and bin dir are bind-mounted over /proc/meminfo, /proc/sys/vm/watermark_scale_factor and /usr/local/bin (so even
  * `env -i bash` finds the simulated docker, nvidia-smi and sudo on its default PATH). The sshd is made a child
  * subreaper, so orphans of its sessions (setsid'd start.sh, containers) are reaped instead of becoming zombies.
@@ -65,6 +65,7 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
   const cfg = writeSshdConfig(spec);
   const p = spec.paths;
   const mounts = [
+    `hostname ${spec.name}`,
     `mount --bind ${p.meminfo} /proc/meminfo`,
     `mount --bind ${p.watermark} /proc/sys/vm/watermark_scale_factor`,
     `mount --bind ${p.binDir} /usr/local/bin`,
@@ -72,7 +73,7 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
   const log = fs.openSync(path.join(p.sshDir, 'sshd.log'), 'a');
   const child = spawn(
     'unshare',
-    ['--mount', '--propagation', 'private', 'bash', '-c', `${mounts} && exec perl -e '${SUBREAPER_EXEC}' /usr/sbin/sshd -D -e -f ${cfg}`],
+    ['--mount', '--uts', '--propagation', 'private', 'bash', '-c', `${mounts} && exec perl -e '${SUBREAPER_EXEC}' /usr/sbin/sshd -D -e -f ${cfg}`],
     { stdio: ['ignore', log, log] },
   );
   fs.closeSync(log);

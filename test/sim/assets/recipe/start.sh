@@ -48,6 +48,32 @@ if [[ -f "$HERE/.env" ]]; then
 fi
 NAME="$TP1_CONTAINER_NAME"
 
+# The recipe watchdog: stops the container when MemFree falls below MEMWATCH_FLOOR_GIB. With
+# MEMWATCH_RELIEF=drop_caches it first drops the page cache once with sudo -n; a failing sudo -n is logged once and
+# the watchdog then works as with the relief off.
+memwatch() {
+  local pid relieved=0 free_kb floor_kb=$((MEMWATCH_FLOOR_GIB * 1048576))
+  pid="$(docker inspect --format '{{.State.Pid}}' "$NAME" 2>/dev/null)" || return 0
+  while kill -0 "$pid" 2>/dev/null; do
+    free_kb="$(awk '/^MemFree:/ {print $2}' /proc/meminfo)"
+    if ((free_kb < floor_kb)); then
+      if [[ "$MEMWATCH_RELIEF" == drop_caches && "$relieved" == 0 ]]; then
+        relieved=1
+        if sudo -n sh -c 'sync; echo 1 >/proc/sys/vm/drop_caches'; then
+          echo "memwatch: MemFree $((free_kb / 1024)) MiB < ${MEMWATCH_FLOOR_GIB} GiB floor: dropped the page cache"
+          sleep 1
+          continue
+        fi
+        echo "memwatch: sudo -n failed: relief off"
+      fi
+      echo "memwatch: MemFree $((free_kb / 1024)) MiB < ${MEMWATCH_FLOOR_GIB} GiB floor: stopping $NAME"
+      docker stop "$NAME" >/dev/null
+      return 0
+    fi
+    sleep 1
+  done
+}
+
 abs_path() { if [[ "$1" == /* ]]; then echo "$1"; else echo "$HERE/$1"; fi; }
 
 if [[ "$REQUIRE_IDLE_GPU" == 1 && -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ]]; then
@@ -100,6 +126,9 @@ if ! bash "$LAUNCH"; then
   echo "start.sh: docker run failed" >&2
   exit 1
 fi
+
+memwatch </dev/null >>"$HERE/logs/memwatch.log" 2>&1 &
+disown
 
 poll_s="$(cat "$SIM_STATE/ready-poll-s" 2>/dev/null || echo 5)"
 deadline=$(($(date +%s) + READY_TIMEOUT_S))
