@@ -65,6 +65,16 @@ export function stepsText(steps: { step: string; title: string; script: string }
   return steps.map((s) => section(`step ${s.title} [${s.step}]`, s.script)).join('');
 }
 
+/** Step 9 runs on this host, not on the node: what it writes and how it sees the fleet. */
+export function publishText(plan: UpPlan): string {
+  const lines = [
+    `nodes/${plan.node}.json and gateway-backends.json in $PULSE_STATE_DIR (on this host, no node script)`,
+    ...plan.fleet.map((f) => `  endpoint ${f.node}: ${f.gatewayUrl}${f.reachable ? '' : ' (unreachable from the gateway host: loopback BIND, stays disabled)'}`),
+  ];
+  if (plan.rollbackHint) lines.push(`on failure, back to the previous profile: ${plan.rollbackHint}`);
+  return section('step 9. write the node state and the gateway backend file [publish]', lines.join('\n'));
+}
+
 /** The client notes (pulse-client), printed last so they are seen. */
 export function clientNotesText(notes: string[]): string {
   return notes.length === 0 ? '' : section('pulse-client notes', notes.map((n) => `NOTE: ${n}`).join('\n'));

@@ -9,7 +9,7 @@ import { stepScripts } from '../../runtime/steps/index.js';
 import type { PreflightReport, UpPlan } from '../../workflows/types.js';
 import { EXIT_CODES } from '../../runtime/errors.js';
 import type { UpOptions } from '../options.js';
-import { clientNotesText, planText, preflightText, stepsText } from '../render-text.js';
+import { clientNotesText, planText, preflightText, publishText, stepsText } from '../render-text.js';
 
 /** The plan of the dry-run (the same builder and refusals a real up uses, with dryRun relaxing the two it shows). */
 export function dryRunPlan(opts: UpOptions, now: Date = new Date()): { plan: UpPlan; runnable: boolean } {
@@ -57,6 +57,7 @@ export async function run(opts: UpOptions): Promise<number> {
   }
   process.stdout.write(planText(plan, runnable));
   process.stdout.write(stepsText(stepScripts(plan)));
+  process.stdout.write(publishText(plan));
   if (report) process.stdout.write(preflightText(report));
   process.stdout.write(clientNotesText(plan.clientNotes));
   return code;

@@ -108,6 +108,8 @@ test('cli: dry-run prints the .env, every step script, the replacements and the 
   assert.match(r.stdout, /^# pulse-overlay: \S+\/test\/fixtures\/overlays\/wins overlay-sha256=[0-9a-f]{64}$/m);
   for (const step of ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']) assert.match(r.stdout, new RegExp(`\\[${step}\\] ====`));
   assert.match(r.stdout, /NOTE: each request needs a unique cache_salt and the header X-Request-Id: cap-<row>/);
+  assert.match(r.stdout, /step 9\. write the node state and the gateway backend file/);
+  assert.match(r.stdout, /endpoint spark2: http:\/\/203\.0\.113\.2:8001\/v1 \(unreachable from the gateway host/);
   const wins = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins'), '--overlay-wins']);
   assert.match(wins.stdout, /overlay mount \/srv\/shard-r3:\/root\/\.cache\/huggingface\/mtp-shard-r2 replaces profile mount \/srv\/shard-r2:/);
   assert.deepEqual(readdirSync(sandbox), [], 'no file written (state dir, HOME)');
