@@ -1,6 +1,7 @@
 /** Text printers of the local-only commands (profiles, up --dry-run). Pure: data in, text out. */
 import type { PreflightReport, UpPlan } from '../workflows/types.js';
 
+/** One profile line of `pulse model profiles`. */
 export interface ProfileRow {
   name: string;
   recipe: string;
@@ -9,6 +10,7 @@ export interface ProfileRow {
   description: string;
 }
 
+/** One node line of `pulse model profiles`. */
 export interface NodeRow {
   name: string;
   host: string;

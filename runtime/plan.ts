@@ -16,6 +16,7 @@ import { renderEnv } from './render.js';
 /** READY_TIMEOUT_S of start.sh when a profile does not set it. */
 export const DEFAULT_READY_TIMEOUT_S = 1800;
 
+/** The options of `up` that shape the plan (the overlay already read). */
 export interface UpPlanOptions {
   profile: string;
   node: string;
@@ -30,6 +31,7 @@ export interface UpPlanOptions {
   rollbackHint?: string | null | undefined;
 }
 
+/** The options of `down` that shape its plan. */
 export interface DownPlanOptions {
   node: string;
   yes: boolean;
@@ -147,6 +149,7 @@ export function buildDownPlan(config: NodesConfig, opts: DownPlanOptions, now: D
   };
 }
 
+/** The flags the refusals depend on besides the plan. */
 export interface RefusalFlags {
   /** --experimental */
   experimental: boolean;

@@ -15,6 +15,7 @@ import { substitute } from './config/substitute.js';
 
 export { assignmentLines, envBodySha256, identityOf, parseEnvHeader, sameIdentity, type EnvHeader } from './config/env-header.js';
 
+/** Everything a render depends on; nothing else (no clock, no files). */
 export interface RenderInput {
   profile: Profile;
   nodeName: string;
@@ -26,6 +27,7 @@ export interface RenderInput {
   now: Date;
 }
 
+/** The rendered .env and what the plan takes from the render. */
 export interface Rendered {
   text: string;
   values: Record<string, string>;

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { EnvIdentity } from '../../workflows/types.js';
 
+/** The six `# pulse-*:` header fields of a rendered .env. */
 export interface EnvHeader {
   profile: string;
   node: string;

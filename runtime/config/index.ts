@@ -10,6 +10,7 @@ export { parseProfile, type Profile, type ProfileEntry } from './profile.js';
 export { loadProfiles, profileOf } from './profiles.js';
 export { readOverlay, overlaySha256, parseOverlayArgs, type Overlay } from './overlay.js';
 
+/** What every command that plans needs: the checked config, the profiles and the overlay. */
 export interface Inputs {
   config: NodesConfig;
   profiles: Map<string, Profile>;

@@ -7,6 +7,7 @@ import type { PlanMount } from '../../workflows/types.js';
 import { PulseError } from '../errors.js';
 import { mountKey, pairText, type DockerPair } from './docker-args.js';
 
+/** The three pair lists to merge and where each came from (for messages). */
 export interface MergeInput {
   recipePairs: DockerPair[];
   profilePairs: DockerPair[];
@@ -18,6 +19,7 @@ export interface MergeInput {
   overlayWhere: string;
 }
 
+/** The merged EXTRA_DOCKER_ARGS pairs, every mount with its origin, and the --overlay-wins replacements. */
 export interface Merged {
   /** Pairs of EXTRA_DOCKER_ARGS after the merge (profile order, then the overlay's). */
   pairs: DockerPair[];

@@ -78,6 +78,7 @@ const Node = z
   })
   .strict();
 
+/** The whole nodes.json (strict at every level; defaults for the top-level gates). */
 export const NodesFileSchema = z
   .object({
     $schema: z.string().optional(),

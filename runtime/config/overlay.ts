@@ -10,6 +10,7 @@ import { displayPath } from '../paths.js';
 import { wordProblem } from './safe.js';
 import { duplicateMountTarget, parseDockerArgs, type DockerPair } from './docker-args.js';
 
+/** A read and checked overlay folder. */
 export interface Overlay {
   /** Absolute path of the overlay folder (as written into `# pulse-overlay:`). */
   dir: string;

@@ -3,6 +3,7 @@ import { placeholderProblem, fillPlaceholders } from './substitute.js';
 import { mkdirProblem } from './profile-rules.js';
 import { textProblem } from './safe.js';
 
+/** The values of a profile's directives. */
 export interface Directives {
   /** pulse-recipe (required): the recipe in the node's recipes. */
   recipe: string;

@@ -8,6 +8,7 @@ import { DirectiveLineError, applyDirective, emptyDirectives, type Directives } 
 import { MULTILINE_KEYS, keyProblem, valueProblem } from './profile-rules.js';
 import { fillPlaceholders, placeholderProblem } from './substitute.js';
 
+/** One `KEY=value` assignment of a profile, as written. */
 export interface ProfileEntry {
   key: string;
   /** The value as a template (may hold {{name}}); multi-line values keep their newlines. */
@@ -16,6 +17,7 @@ export interface ProfileEntry {
   line: number;
 }
 
+/** A parsed profile: its directives and its assignments in file order. */
 export interface Profile extends Directives {
   /** File name without .env, e.g. best. */
   name: string;

@@ -5,6 +5,7 @@
 
 /** Characters allowed in an unquoted bash word (the spec's list): letters, digits and _ . / : = , @ + % - */
 export const WORD_CHARS = /^[A-Za-z0-9_./:=,@+%-]*$/;
+/** The same rule as a non-empty JSON Schema pattern (nodes.schema.json shows it to editors). */
 export const WORD_PATTERN = '^[A-Za-z0-9_./:=,@+%-]+$';
 
 /** Characters a double-quoted value must not contain: $, backtick, backslash, double quote (and any newline). */

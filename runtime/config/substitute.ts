@@ -1,6 +1,7 @@
 /** `{{name}}` placeholders of profiles and recipe dockerArgs, filled from the node's and the recipe's vars. */
 
 const PLACEHOLDER = /\{\{([A-Za-z][A-Za-z0-9_]*)\}\}/g;
+/** A valid var name (nodes.json `vars` keys, `{{name}}`). */
 export const VAR_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** Why `text` has a malformed placeholder (a `{{` or `}}` that is not `{{name}}`), or null. */
