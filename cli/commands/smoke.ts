@@ -27,13 +27,10 @@ export async function run(opts: SmokeOptions): Promise<number> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
   checkSmokeAllowed(opts.node, node, opts.yes);
-  // The primary recipe is the node's first one (the single-Spark recipe); its .env holds the key and model name.
-  const recipe = Object.values(node.recipes)[0];
-  const envPath = `${recipe?.dir ?? '.'}/.env`;
   const { openSession } = await import('../../runtime/node/connect.js');
   const session = await openSession(targetOf(opts.node, node));
   try {
-    const result = await runSmoke(session, opts.node, node, envPath);
+    const result = await runSmoke(session, opts.node, node);
     process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${report(result)}\n`);
     return result.ok ? 0 : EXIT_CODES.script;
   } finally {

@@ -12,6 +12,7 @@ import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
 import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
 import type { DeployProgress } from '../../workflows/types.js';
+import type { RemoteResult } from '../../runtime/node/types.js';
 import type { StatusOptions } from '../options.js';
 import type * as TemporalModule from '../temporal.js';
 
@@ -90,13 +91,18 @@ export async function run(opts: StatusOptions): Promise<number> {
   const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
   const { openSession } = await import('../../runtime/node/connect.js');
   const [report, deploys] = await Promise.all([
-    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir() }),
+    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir(), onResult: opts.verbose ? printRaw : undefined }),
     timedLookup(names, opts),
   ]);
   for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
   if (deploys.note) report.notes.push(deploys.note);
   print(report, opts.json);
   return report.allAnswered ? 0 : EXIT_CODES.unreachable;
+}
+
+/** --verbose: the raw records of each node script, on stderr so --json stays parseable. */
+function printRaw(result: RemoteResult): void {
+  for (const line of result.rawRecords) process.stderr.write(`${result.node}: ${line}\n`);
 }
 
 function print(report: StatusReport, json: boolean): void {

@@ -1,9 +1,22 @@
 # smoke: one short chat completion through the node's own server. The key comes from the node .env and reaches
 # curl on stdin (pulse_curl_auth), never on a command line; the request body goes in a temp file.
-# Inputs: PULSE_ENV_PATH, PULSE_PROBE_HOST, PULSE_PORT, PULSE_SMOKE_PROMPT, PULSE_SMOKE_MAX_TOKENS
-# Records: smoke-model name, smoke httpStatus seconds body_b64 detail
+# Inputs: PULSE_RECIPES (name<TAB>dir<TAB>container per line), PULSE_PROBE_HOST, PULSE_PORT, PULSE_SMOKE_PROMPT,
+#         PULSE_SMOKE_MAX_TOKENS
+# Records: smoke-recipe name, smoke-model name, smoke httpStatus seconds body_b64 detail
 _smoke_tmp=$(mktemp -d)
 trap 'rm -rf "$_smoke_tmp"' EXIT
+# The recipe whose container runs (its .env holds the key and the served name), else the first recipe.
+recipe= PULSE_ENV_PATH=
+while IFS=$'\t' read -r r_name r_dir r_container; do
+  [[ -n $r_name ]] || continue
+  if [[ -z $recipe ]]; then recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"; fi
+  if [[ $(docker inspect --format '{{.State.Running}}' "$r_container" </dev/null 2>/dev/null) == true ]]; then
+    recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"
+    break
+  fi
+done <<<"${PULSE_RECIPES:-}"
+[[ -n $recipe ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "the node has no recipe"
+pulse_record smoke-recipe name="$recipe"
 [[ -r $PULSE_ENV_PATH ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot read $PULSE_ENV_PATH"
 model=$(pulse_env_get SERVED_MODEL_NAME "$PULSE_ENV_PATH" 2>/dev/null) || model=
 [[ -n $model ]] || model=$(pulse_env_get MODEL "$PULSE_ENV_PATH" 2>/dev/null) || model=

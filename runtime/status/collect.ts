@@ -26,6 +26,8 @@ export interface StatusDeps {
   stateDir: string;
   /** A node that has not answered within this time is reported unreachable (ms). */
   nodeTimeoutMs?: number;
+  /** Sees each node's raw run (for --verbose: the raw @pulse records). */
+  onResult?: (result: RemoteResult) => void;
 }
 
 /** The target of a configured node. */
@@ -127,6 +129,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     // The abort kills the script's process group on the node, not only the channel.
     const signal = AbortSignal.timeout(timeout);
     const result = await session.run('status', { env: statusInputs(node, httpSkip === null), signal });
+    deps.onResult?.(result);
     const failure = failureOf(result);
     if (failure) throw failure;
     s.answered = true;

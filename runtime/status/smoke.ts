@@ -45,9 +45,10 @@ function parseBody(b64: string): Completion | null {
 }
 
 /** Run the smoke script over `session` and judge it: pass = HTTP 200 with a non-empty reply. */
-export async function runSmoke(session: NodeSession, name: string, node: NodeConfig, envPath: string): Promise<SmokeResult> {
+export async function runSmoke(session: NodeSession, name: string, node: NodeConfig): Promise<SmokeResult> {
+  const recipes = Object.entries(node.recipes).map(([n, r]) => `${n}\t${r.dir}\t${r.container}`).join('\n');
   const result = await session.run('smoke', {
-    env: { PULSE_ENV_PATH: envPath, PULSE_PROBE_HOST: probeHost(node.env.BIND), PULSE_PORT: node.env.PORT, PULSE_SMOKE_PROMPT: SMOKE_PROMPT, PULSE_SMOKE_MAX_TOKENS: '32' },
+    env: { PULSE_RECIPES: recipes, PULSE_PROBE_HOST: probeHost(node.env.BIND), PULSE_PORT: node.env.PORT, PULSE_SMOKE_PROMPT: SMOKE_PROMPT, PULSE_SMOKE_MAX_TOKENS: '32' },
   });
   const failure = failureOf(result);
   if (failure) throw failure;

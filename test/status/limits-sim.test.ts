@@ -132,6 +132,14 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     assert.ok(report.nodes.every((n) => n.deploy === null));
   });
 
+  test('--verbose shows the raw records on stderr; --json on stdout stays parseable', async () => {
+    const r = await cli(['model', 'status', '--node', 'spark2', '--verbose', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^spark2: @pulse \{"kind":"container"/m);
+    assert.match(r.stderr, /^spark2: @pulse \{"kind":"health"/m);
+    JSON.parse(r.stdout);
+  });
+
   test('no secret appears in any output', () => {
     for (const out of outputs) assert.ok(!out.includes(SECRET_KEY));
   });
