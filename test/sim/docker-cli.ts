@@ -66,7 +66,7 @@ function ps(args: string[]): number {
   const recs = listRecords(dockerDir).filter((r) => (all || r.State.Running) && filters.every((f) => filterMatch(r, f)));
   const rows = recs.map((r) => psRow(r));
   if (quiet) rows.forEach((r) => console.log(r.ID));
-  else if (format !== undefined) rows.forEach((r) => console.log(renderTemplate(format, r)));
+  else if (format !== undefined) rows.forEach((r) => console.log(renderTemplate(format, r, true)));
   else {
     console.log('CONTAINER ID   IMAGE   COMMAND   CREATED   STATUS   PORTS   NAMES');
     rows.forEach((r) => console.log([r.ID, r.Image, r.Command, r.RunningFor, r.Status, r.Ports, r.Names].join('   ')));
@@ -89,7 +89,9 @@ function inspect(args: string[], kind: 'object' | 'container'): number {
       process.stderr.write(`Error: No such ${kind}: ${ref}\n`);
     }
   }
-  if (format !== undefined) found.forEach((r) => console.log(renderTemplate(format, r)));
+  // Like the docker CLI: `--format json` is compact JSON; a template with nothing found still prints one empty line.
+  if (format === 'json') console.log(JSON.stringify(found));
+  else if (format) console.log(found.map((r) => renderTemplate(format, r)).join('\n'));
   else console.log(JSON.stringify(found, null, 4));
   return missing ? 1 : 0;
 }

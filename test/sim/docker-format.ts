@@ -1,6 +1,8 @@
 /**
  * The small part of Go's text/template that scripts pass to `docker --format`: `{{.A.B}}`, `{{json .X}}`,
- * `{{range .X}}...{{end}}`, and `\t`/`\n` escapes (the docker CLI turns them into real tabs/newlines).
+ * `{{"text"}}` (Go string escapes), `{{range .X}}...{{end}}`. Like the docker CLI, only the table formatters
+ * (ps, images) turn a literal `\t`/`\n` into a tab/newline; `docker inspect --format` prints them as typed.
+ * A field that does not exist is an error, as in Go ("can't evaluate field").
  */
 import type { ContainerRecord } from './docker-state.js';
 
@@ -11,7 +13,9 @@ function lookup(root: unknown, pathExpr: string): unknown {
   if (pathExpr === '.') return root;
   let cur: unknown = root;
   for (const key of pathExpr.replace(/^\./, '').split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !(key in cur)) {
+      throw new TemplateError(`template: :1: executing "" at <${pathExpr}>: can't evaluate field ${key}`);
+    }
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
@@ -30,17 +34,18 @@ function action(expr: string, root: unknown): string {
   const e = expr.trim();
   const json = /^json\s+(\.[\w.]*)$/.exec(e);
   if (json) return JSON.stringify(lookup(root, json[1]!) ?? null);
+  if (/^"(?:[^"\\]|\\.)*"$/.test(e)) return JSON.parse(e) as string;
   if (/^\.[\w.]*$/.test(e)) return show(lookup(root, e));
   throw new TemplateError(`template: unsupported action {{${e}}} (pulse docker simulator)`);
 }
 
-/** Renders `format` against `root` like `docker ... --format`. */
-export function renderTemplate(format: string, root: unknown): string {
-  const fmt = format.replace(/\\t/g, '\t').replace(/\\n/g, '\n');
+/** Renders `format` against `root` like `docker ... --format`; `table` = the ps/images formatter's escapes. */
+export function renderTemplate(format: string, root: unknown, table = false): string {
+  const fmt = table ? format.replace(/\\t/g, '\t').replace(/\\n/g, '\n') : format;
   const withRanges = fmt.replace(/\{\{\s*range\s+(\.[\w.]*)\s*\}\}([\s\S]*?)\{\{\s*end\s*\}\}/g, (_m, p: string, body: string) => {
     const items = lookup(root, p);
     if (!Array.isArray(items)) return '';
-    return items.map((item) => renderTemplate(body, item)).join('');
+    return items.map((item) => renderTemplate(body, item, table)).join('');
   });
   return withRanges.replace(/\{\{([\s\S]*?)\}\}/g, (_m, expr: string) => action(expr, root));
 }

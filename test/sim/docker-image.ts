@@ -24,7 +24,7 @@ export function imageCommand(images: string[], args: string[]): number {
     for (const ref of images) {
       const [repo, tag = 'latest'] = ref.split(/:(?=[^:/]*$)/);
       const info = { Repository: repo, Tag: tag, ID: (imageInfo(ref).Id as string).slice(7, 19), Size: '20GB' };
-      console.log(format !== undefined ? renderTemplate(format, info) : `${info.Repository}   ${info.Tag}   ${info.ID}   ${info.Size}`);
+      console.log(format !== undefined ? renderTemplate(format, info, true) : `${info.Repository}   ${info.Tag}   ${info.ID}   ${info.Size}`);
     }
     return 0;
   }
