@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StatusReport } from '../../runtime/status/types.js';
-import { SECRET_KEY, runCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { SECRET_KEY, runCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { CliResult, StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
@@ -28,6 +28,7 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     for (const x of s.sim.nodes) writePulseEnv(x);
     startServer(s.sim.node('spark1'));
     startServer(s.sim.node('spark2'));
+    await Promise.all([settleRequests(s.sim.node('spark1')), settleRequests(s.sim.node('spark2'))]);
   });
   after(async () => {
     await s?.stop();

@@ -75,6 +75,14 @@ export function startServer(node: SimNode, background = false): void {
   node.exec(background ? `(${cmd}) >/dev/null 2>&1 </dev/null &` : `${cmd} || { cat '${log}' >&2; exit 1; }`);
 }
 
+/**
+ * Wait until the node's server has logged start.sh's successful readiness poll (its last request), so request
+ * counts taken afterwards belong to the test alone. The sim logs a request after answering it.
+ */
+export async function settleRequests(node: SimNode): Promise<void> {
+  for (let i = 0; i < 400 && !node.requests().some((r) => r.status === 200); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
 /** Save a node state as `up`/`down` would. */
 export async function saveState(stateDir: string, node: string, over: Partial<NodeState> = {}): Promise<void> {
   await writeNodeState(stateDir, nodeState(node, over));
