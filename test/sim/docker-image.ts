@@ -1,7 +1,7 @@
 /** `docker image inspect|ls` of the simulator: an image "exists" when it is in the node's image list. */
 import crypto from 'node:crypto';
 import { renderTemplate } from './docker-format.js';
-import { DockerExit } from './docker-run.js';
+import { DockerExit } from './docker-args.js';
 
 function imageInfo(ref: string): Record<string, unknown> {
   const id = `sha256:${crypto.createHash('sha256').update(ref).digest('hex')}`;

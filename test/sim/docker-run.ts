@@ -8,19 +8,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { appendJsonLine } from './control.js';
+import { DockerExit } from './docker-args.js';
 import type { ContainerRecord, MountRecord } from './docker-state.js';
 import { containerDir, dockerNow, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
 import { SIM_DIST } from './paths.js';
-
-/** A docker CLI failure: message for stderr and the exit code the real CLI uses. */
-export class DockerExit extends Error {
-  constructor(
-    message: string,
-    readonly code: number,
-  ) {
-    super(message);
-  }
-}
 
 const VALUE_FLAGS = new Set([
   '--name', '-e', '--env', '-v', '--volume', '-p', '--publish', '--network', '--net', '--gpus', '--ipc',

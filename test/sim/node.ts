@@ -6,10 +6,11 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readControl, readJsonLines, writeControl } from './control.js';
+import { readControl, writeControl } from './control.js';
 import type { FailureMode, NodeControl } from './control.js';
-import type { ContainerRecord } from './docker-state.js';
-import { listRecords, readImages, writeImages } from './docker-state.js';
+import { readImages, writeImages } from './docker-state.js';
+import { NodeRecords } from './node-records.js';
+export type { RequestRecord } from './node-records.js';
 import { availableGiB, readWatermark, renderMeminfo, rewriteInPlace } from './memory.js';
 import type { MemorySettings } from './memory.js';
 import type { NodePaths } from './paths.js';
@@ -17,22 +18,10 @@ import { CONTAINER_NAME } from './paths.js';
 import { killNamespaces, mountNamespace, processesIn, signalPid } from './procs.js';
 import { startSshd } from './sshd.js';
 
-/** One HTTP request the simulated vLLM received. */
-export interface RequestRecord {
-  at: string;
-  container: string;
-  method: string;
-  path: string;
-  authorized: boolean;
-  status: number;
-  model?: string;
-  requestId?: string;
-}
-
 export type StopMode = 'ok' | 'fail' | 'hang' | 'noop';
 
 /** A simulated DGX Spark node. */
-export class SimNode {
+export class SimNode extends NodeRecords {
   /** Every mount namespace this node's sshd ever had (containers outlive an sshd restart). */
   readonly namespaces = new Set<string>();
   private sshd: ChildProcess | null = null;
@@ -48,10 +37,12 @@ export class SimNode {
     readonly sshPort: number,
     /** The vLLM port (env PORT) of this node; the server binds 127.0.0.1 (BIND). */
     readonly vllmPort: number,
-    readonly paths: NodePaths,
+    override readonly paths: NodePaths,
     private memory: MemorySettings,
     private readonly authorizedKeys: string,
-  ) {}
+  ) {
+    super(paths);
+  }
 
   get recipeDir(): string {
     return this.paths.recipeDir;
@@ -190,44 +181,5 @@ export class SimNode {
     const cut = lines.findIndex((l) => l.includes('Application startup complete.'));
     const filler = JSON.stringify({ stream: 'stdout', log: 'INFO 00-00 00:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s (log rotated by the simulator)\n', time: new Date().toISOString() });
     fs.writeFileSync(rec.LogPath, [filler, ...lines.slice(cut + 1)].join('\n') + '\n');
-  }
-
-  /** Every container record of the node (state corrected for dead processes). */
-  containers(): ContainerRecord[] {
-    return listRecords(this.paths.dockerDir);
-  }
-  /** HTTP requests the node's vLLM received, in order. */
-  requests(): RequestRecord[] {
-    return readJsonLines<RequestRecord>(path.join(this.paths.state, 'requests.jsonl'));
-  }
-  /** Lines of start.sh invocations (one per run, with its arguments). */
-  startShCalls(): string[] {
-    return readLines(path.join(this.paths.state, 'start-calls'));
-  }
-  stopShCalls(): string[] {
-    return readLines(path.join(this.paths.state, 'stop-calls'));
-  }
-  /** True once anybody ran `start.sh --no-launch` on this node. */
-  noLaunchCalled(): boolean {
-    return fs.existsSync(path.join(this.paths.state, 'no-launch-called'));
-  }
-  /** Every docker CLI invocation on the node (argv). */
-  dockerCalls(): { at: string; argv: string[] }[] {
-    return readJsonLines(path.join(this.paths.state, 'docker-calls.jsonl'));
-  }
-  /** Foreground `docker run` calls (the GPU probe). */
-  gpuProbeCalls(): { at: string; image: string; cmd: string[] }[] {
-    return readJsonLines(path.join(this.paths.state, 'gpu-probe-calls.jsonl'));
-  }
-  sudoCalls(): string[] {
-    return readLines(path.join(this.paths.state, 'sudo-calls'));
-  }
-}
-
-function readLines(file: string): string[] {
-  try {
-    return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
-  } catch {
-    return [];
   }
 }
