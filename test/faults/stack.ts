@@ -1,0 +1,249 @@
+/**
+ * The whole stack for the fault, security and benchmark tiers: a real `temporal server start-dev` (SQLite file
+ * in the stack dir, so a restart keeps it), simulated sshd nodes, and `pulse worker` as a separate process (so it
+ * can be SIGKILLed). Deploys start straight through the Temporal client with plans from the production plan
+ * builder (the CLI's own path), and `stop()` ends every process and removes every file it made.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
+import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
+import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
+import { CLI, removeDir, tempDir } from '../helpers/cli.js';
+import { startDevServer, type DevServer } from '../helpers/dev-server.js';
+import { startSim, type Sim, type SimOptions } from '../sim/index.js';
+
+export interface StackOptions {
+  nodes: number | string[];
+  readyDelayMs?: number;
+  memory?: SimOptions['memory'];
+  /** Nodes that get protected: true (default none). */
+  protected?: string[];
+  /** Start one worker right away (default true). */
+  worker?: boolean;
+}
+
+export interface WorkerProc {
+  child: ChildProcess;
+  pid: number;
+  /** Everything the worker wrote (stdout+stderr), also kept in its log file. */
+  log(): string;
+  exited: Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The end of one deploy as the fault table counts it. */
+export interface Outcome {
+  status: 'succeeded' | 'failed-compensated' | 'failed-untouched' | 'failed-uncompensated' | 'refused';
+  result: DeployResult | null;
+  error: string | null;
+}
+
+export class Stack {
+  readonly workers: WorkerProc[] = [];
+  private workerCount = 0;
+  private readonly logs: WriteStream[] = [];
+
+  constructor(
+    readonly dir: string,
+    public server: DevServer,
+    readonly sim: Sim,
+    public connection: Connection,
+    public client: Client,
+    readonly env: Record<string, string>,
+  ) {}
+
+  get nodesFile(): string {
+    return this.env['PULSE_NODES'] ?? '';
+  }
+
+  get stateDir(): string {
+    return this.env['PULSE_STATE_DIR'] ?? '';
+  }
+
+  /** `pulse worker` as a child process; resolves once the server lists it as a poller of the task queue. */
+  async startWorker(extraEnv: Record<string, string> = {}): Promise<WorkerProc> {
+    const n = ++this.workerCount;
+    const logFile = path.join(this.dir, 'logs', `worker-${n}.log`);
+    mkdirSync(path.dirname(logFile), { recursive: true });
+    const out = createWriteStream(logFile);
+    this.logs.push(out);
+    const child = spawn(process.execPath, [CLI, 'worker'], { env: { ...process.env, ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    const onData = (d: Buffer): void => {
+      text = (text + d.toString()).slice(-200_000);
+      out.write(d);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const w: WorkerProc = {
+      child,
+      pid: child.pid ?? -1,
+      log: () => text,
+      exited,
+      kill: async (signal = 'SIGKILL') => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        await exited;
+      },
+    };
+    this.workers.push(w);
+    await this.waitForPoller(w);
+    return w;
+  }
+
+  private async waitForPoller(w: WorkerProc): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    const me = `${w.pid}@${os.hostname()}`;
+    for (;;) {
+      if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`pulse worker exited early:\n${w.log()}`);
+      const res = await this.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType: 1 });
+      if ((res.pollers ?? []).some((p) => p.identity === me)) return;
+      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled:\n${w.log()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The plan of `pulse model up <profile> --node <node>` (the CLI's own builder). */
+  planUp(node: string, profile = 'best', opts: Partial<{ yes: boolean; restart: boolean; timeoutS: number }> = {}): UpPlan {
+    const config = loadNodesConfig(this.nodesFile);
+    return buildUpPlan(config, loadProfiles(), { profile, node, overlay: null, overlayWins: false, yes: opts.yes ?? false, restart: opts.restart ?? false, timeoutS: opts.timeoutS }, new Date());
+  }
+
+  planDown(node: string, yes = false): DownPlan {
+    return buildDownPlan(loadNodesConfig(this.nodesFile), { node, yes }, new Date());
+  }
+
+  /** Start the workflow of a plan under the node lock, like `pulse model up/down --detach`. */
+  async start(plan: UpPlan | DownPlan): Promise<WorkflowHandle> {
+    return this.client.workflow.start(plan.action === 'up' ? UP_WORKFLOW : DOWN_WORKFLOW, {
+      taskQueue: TASK_QUEUE,
+      workflowId: workflowIdFor(plan.node),
+      args: [plan],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: [
+        { key: SA_NODE, value: plan.node },
+        { key: SA_ACTION, value: plan.action },
+        ...(plan.action === 'up' ? [{ key: SA_PROFILE, value: plan.profile }] : []),
+      ],
+    });
+  }
+
+  /** Wait for a deploy's end and classify it. */
+  async outcome(handle: WorkflowHandle): Promise<Outcome> {
+    try {
+      const result = (await handle.result()) as DeployResult;
+      return { status: result.ok ? 'succeeded' : 'failed-uncompensated', result, error: null };
+    } catch (e) {
+      if (!(e instanceof WorkflowFailedError)) throw e;
+      const details = (e.cause as { details?: unknown[] } | undefined)?.details;
+      const result = (Array.isArray(details) ? details[0] : null) as DeployResult | null;
+      const error = e.cause?.message ?? e.message;
+      if (/is protected|refused/i.test(error) && !result?.compensated) return { status: 'refused', result, error };
+      if (result?.compensated) return { status: 'failed-compensated', result, error };
+      return { status: result && result.state !== 'failed' ? 'failed-untouched' : 'failed-uncompensated', result, error };
+    }
+  }
+
+  /**
+   * The full history of a workflow as searchable text: the history JSON (as `temporal workflow show --output json`
+   * exports it) plus every payload decoded from its bytes, so a secret inside an input, result, heartbeat or
+   * failure is found in plain text.
+   */
+  async historyText(workflowId: string, runId?: string): Promise<string> {
+    const h = await this.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    return `${historyToJSON(h)}\n${decodedStrings(h).join('\n')}`;
+  }
+
+  /** Every workflow the server knows (all nodes, all runs). */
+  async allRuns(): Promise<{ workflowId: string; runId: string }[]> {
+    const out: { workflowId: string; runId: string }[] = [];
+    for await (const w of this.client.workflow.list()) out.push({ workflowId: w.workflowId, runId: w.runId });
+    return out;
+  }
+
+  /** Every file under the state dir (relative path → text). */
+  async stateFiles(): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const walk = async (d: string): Promise<void> => {
+      for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) {
+          if (e.name !== 'temporal') await walk(p);
+        } else out.set(path.relative(this.stateDir, p), await readFile(p, 'utf8').catch(() => ''));
+      }
+    };
+    await walk(this.stateDir);
+    return out;
+  }
+
+  /** Restart the Temporal dev server on the same SQLite file and port-independent address (new port). */
+  async restartServer(): Promise<void> {
+    const dbFile = this.server.dbFile;
+    await this.connection.close().catch(() => undefined);
+    await this.server.stop();
+    this.server = await startDevServer({ dbFile });
+    this.connection = await Connection.connect({ address: this.server.address });
+    this.client = new Client({ connection: this.connection });
+    this.env['TEMPORAL_ADDRESS'] = this.server.address;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.kill('SIGKILL')));
+    for (const l of this.logs) l.end();
+    await this.connection.close().catch(() => undefined);
+    await this.server.stop().catch(() => undefined);
+    await this.sim.stop().catch(() => undefined);
+    await removeDir(this.dir);
+  }
+}
+
+/** Every string and every byte array (decoded as UTF-8) inside `v`. */
+export function decodedStrings(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (v instanceof Uint8Array) out.push(Buffer.from(v).toString('utf8'));
+  else if (Array.isArray(v)) for (const x of v) decodedStrings(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) decodedStrings(x, out);
+  return out;
+}
+
+/** Bring up the server, the sim nodes and (by default) one worker. */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const dir = await tempDir('pulse-stack-');
+  let server: DevServer | null = null;
+  let sim: Sim | null = null;
+  try {
+    mkdirSync(path.join(dir, 'temporal'), { recursive: true });
+    [server, sim] = await Promise.all([
+      startDevServer({ dbFile: path.join(dir, 'temporal', 'temporal.db') }),
+      startSim({ nodes: opts.nodes, readyDelayMs: opts.readyDelayMs ?? 300, ...(opts.memory ? { memory: opts.memory } : {}) }),
+    ]);
+    const nodesFile = path.join(dir, 'nodes.json');
+    sim.writeNodesJson(nodesFile, { protected: opts.protected ?? [] });
+    const env = { ...sim.env(), PULSE_NODES: nodesFile, PULSE_STATE_DIR: path.join(dir, 'state'), TEMPORAL_ADDRESS: server.address, NO_COLOR: '1' };
+    const connection = await Connection.connect({ address: server.address });
+    const stack = new Stack(dir, server, sim, connection, new Client({ connection }), env);
+    if (opts.worker !== false) await stack.startWorker().catch(async (e) => {
+      await stack.stop();
+      throw e;
+    });
+    return stack;
+  } catch (e) {
+    await server?.stop().catch(() => undefined);
+    await sim?.stop().catch(() => undefined);
+    await removeDir(dir);
+    throw e;
+  }
+}
+
+/** The node's .env as it is on disk now. */
+export function nodeEnv(sim: Sim, node: string): string {
+  return readFileSync(sim.node(node).envPath, 'utf8');
+}
