@@ -68,13 +68,17 @@ export class Stack {
   }
 
   /** `pulse worker` as a child process; resolves once the server lists it as a poller of the task queue. */
-  async startWorker(extraEnv: Record<string, string> = {}): Promise<WorkerProc> {
+  async startWorker(extraEnv: Record<string, string> = {}, opts: { umask?: string } = {}): Promise<WorkerProc> {
     const n = ++this.workerCount;
     const logFile = path.join(this.dir, 'logs', `worker-${n}.log`);
     mkdirSync(path.dirname(logFile), { recursive: true });
     const out = createWriteStream(logFile);
     this.logs.push(out);
-    const child = spawn(process.execPath, [CLI, 'worker'], { env: { ...process.env, ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, ...this.env, ...extraEnv };
+    // With a umask, sh sets it and execs node in place (same pid, so SIGKILL and the poller identity still match).
+    const child = opts.umask
+      ? spawn('/bin/sh', ['-c', `umask ${opts.umask}; exec "$0" "$@"`, process.execPath, CLI, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [CLI, 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     const onData = (d: Buffer): void => {
       text = (text + d.toString()).slice(-200_000);
