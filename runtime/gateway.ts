@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { PulseError } from './errors.js';
-import { readAllNodeStatesSync } from './state.js';
+import { scanNodeStates } from './state.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
 import type { FleetEntry, NodeState } from '../workflows/types.js';
 
@@ -54,8 +54,9 @@ export function fragmentPath(stateDir: string): string {
 }
 
 /** Why this node's endpoint must be disabled, or null when it may take traffic. */
-export function disableReason(entry: FleetEntry, state: NodeState | null): string | null {
+export function disableReason(entry: FleetEntry, state: NodeState | null, damaged: string | null = null): string | null {
   if (!entry.reachable) return 'the gateway host cannot reach this node (its server listens on loopback only)';
+  if (damaged !== null) return `its state file cannot be read (${damaged})`;
   if (!state) return null; // never deployed by pulse: a server started by hand keeps its traffic (docs/GATEWAY.md)
   if (state.state === 'down') return `state down since ${state.at}`;
   if (state.state === 'starting') return `state starting since ${state.at} (a deploy is in progress)`;
@@ -64,11 +65,15 @@ export function disableReason(entry: FleetEntry, state: NodeState | null): strin
 }
 
 /** Pure: the fragment for this fleet and these saved states, with the all-disabled fallback applied. */
-export function buildFragment(fleet: FleetEntry[], states: Record<string, NodeState>): { fragment: GatewayFragment; warnings: string[] } {
+export function buildFragment(
+  fleet: FleetEntry[],
+  states: Record<string, NodeState>,
+  damaged: Record<string, string> = {},
+): { fragment: GatewayFragment; warnings: string[] } {
   if (fleet.length === 0) throw new PulseError('config', 'no nodes: the gateway backend file needs at least one node');
-  const warnings: string[] = [];
+  const warnings = Object.values(damaged).map((d) => `damaged state file, its endpoint is disabled: ${d}`);
   const endpoints: GatewayEndpoint[] = fleet.map((entry) => {
-    const reason = disableReason(entry, states[entry.node] ?? null);
+    const reason = disableReason(entry, states[entry.node] ?? null, damaged[entry.node] ?? null);
     const baseUrl = entry.gatewayUrl.replace(/\/+$/, '');
     if (!/\/v1$/.test(baseUrl)) warnings.push(`${entry.node}: gatewayUrl ${baseUrl} does not end in /v1; the gateway expects the OpenAI base URL`);
     return reason === null ? { name: entry.node, baseUrl, enabled: true } : { name: entry.node, baseUrl, enabled: false, reason };
@@ -105,7 +110,9 @@ function previousEndpoints(text: string | null, warnings: string[]): Map<string,
 export async function publishFragment(stateDir: string, fleet: FleetEntry[], hooks: PublishHooks = {}): Promise<PublishResult> {
   const file = fragmentPath(stateDir);
   return withStateLock(stateDir, () => {
-    const { fragment, warnings } = buildFragment(fleet, readAllNodeStatesSync(stateDir));
+    // A damaged state file disables its node's endpoint instead of failing every deploy's publish step.
+    const { states, damaged } = scanNodeStates(stateDir);
+    const { fragment, warnings } = buildFragment(fleet, states, damaged);
     hooks.afterRead?.();
     const text = `${JSON.stringify(fragment, null, 2)}\n`;
     const old = readFileOrNull(file);

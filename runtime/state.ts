@@ -93,23 +93,36 @@ export async function readNodeState(stateDir: string, node: string): Promise<Nod
   return readNodeStateSync(stateDir, node);
 }
 
-/** Every saved node state, keyed by node name (temp files and non-.json entries are ignored). */
-export function readAllNodeStatesSync(stateDir: string): Record<string, NodeState> {
+/** Every readable node state, and a one-line problem for each damaged state file, keyed by node name. */
+export function scanNodeStates(stateDir: string): { states: Record<string, NodeState>; damaged: Record<string, string> } {
+  const states: Record<string, NodeState> = {};
+  const damaged: Record<string, string> = {};
   let names: string[];
   try {
     names = readdirSync(path.join(stateDir, 'nodes'));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { states, damaged };
     throw err;
   }
-  const out: Record<string, NodeState> = {};
   for (const name of names.sort()) {
     const m = /^(.+)\.json$/.exec(name);
-    if (!m?.[1] || !NODE_NAME.test(m[1])) continue;
-    const state = readNodeStateSync(stateDir, m[1]);
-    if (state) out[m[1]] = state;
+    if (!m?.[1] || !NODE_NAME.test(m[1])) continue; // temp files, foreign files
+    try {
+      const state = readNodeStateSync(stateDir, m[1]);
+      if (state) states[m[1]] = state;
+    } catch (e) {
+      damaged[m[1]] = (e as Error).message;
+    }
   }
-  return out;
+  return { states, damaged };
+}
+
+/** Every saved node state, keyed by node name (temp files and non-.json entries are ignored; a damaged file throws). */
+export function readAllNodeStatesSync(stateDir: string): Record<string, NodeState> {
+  const { states, damaged } = scanNodeStates(stateDir);
+  const first = Object.values(damaged)[0];
+  if (first !== undefined) throw new PulseError('config', first, { hint: 'remove the file; the next up or down writes it again' });
+  return states;
 }
 
 /** Every saved node state, keyed by node name. */

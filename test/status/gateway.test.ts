@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { buildFragment, disableReason, fragmentPath, operatorSteps, publishFragment } from '../../runtime/gateway.js';
 import { writeNodeState } from '../../runtime/state.js';
 import { isPulseError } from '../../runtime/errors.js';
@@ -108,4 +109,19 @@ test('operatorSteps names PULSE_GATEWAY_CONFIG/--config, PULSE_QWEN_BACKENDS in 
   assert.match(text, /--config \/s\/gateway-backends\.json/);
   assert.match(text, /PULSE_QWEN_BACKENDS.*~\/\.config\/pulse\/qwen38\.env/s);
   assert.match(text, /systemctl --user restart pulse-qwen38/);
+});
+
+test('a damaged state file disables that endpoint with a warning instead of failing the publish', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    await writeNodeState(dir, nodeState('spark1'));
+    mkdirSync(path.join(dir, 'nodes'), { recursive: true });
+    writeFileSync(path.join(dir, 'nodes', 'spark2.json'), '{"node":');
+    const r = await publishFragment(dir, [fleetEntry('spark1'), fleetEntry('spark2')]);
+    assert.deepEqual(r.endpoints.map((e) => [e.name, e.enabled]), [['spark1', true], ['spark2', false]]);
+    assert.match(r.endpoints[1]?.reason ?? '', /state file cannot be read .*spark2\.json: not valid JSON/);
+    assert.match(r.warnings.join('\n'), /damaged state file/);
+  } finally {
+    cleanup();
+  }
 });
