@@ -39,6 +39,8 @@ export interface ActivityDeps {
   logger: ActivityLogger;
   /** Time between two probes of a wait (default 1000 ms: readiness must be noticed within about a second). */
   pollIntervalMs?: number;
+  /** Sleep between probes (default: the activity's cancellation-aware sleep; the time-skipping tests skip time). */
+  sleep?: (ms: number) => Promise<void>;
   /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
   heartbeatEveryMs?: number;
 }

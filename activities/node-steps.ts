@@ -40,6 +40,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
         timeoutS: plan.memory.timeoutS,
         intervalMs: interval,
         now: () => deps.clock.now(),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
           const m = await steps.sampleMemory(session, plan.memory.gateGiB, o);
           const ok = m.memAvailableGiB >= m.gateGiB;
@@ -66,6 +67,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
         timeoutS: plan.readiness.timeoutS,
         intervalMs: interval,
         now: () => deps.clock.now(),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
           const p = await steps.probeReadiness(session, plan, o);
           return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: p };

@@ -34,6 +34,8 @@ export interface WaitSpec<T> {
   timeoutS: number;
   intervalMs: number;
   now: () => number;
+  /** Replaces the activity's cancellation-aware sleep (tests on the time-skipping server). */
+  sleep?: (ms: number) => Promise<void>;
   probe: (opts: StepOptions) => Promise<ProbeAnswer<T>>;
 }
 
@@ -67,7 +69,8 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
         details: [{ ...cp }],
       });
     }
-    await ctx.sleep(spec.intervalMs); // throws CancelledFailure when the deploy is cancelled
+    // ctx.sleep throws CancelledFailure when the deploy is cancelled.
+    await (spec.sleep ? spec.sleep(spec.intervalMs) : ctx.sleep(spec.intervalMs));
   }
 }
 

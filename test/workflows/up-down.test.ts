@@ -1,0 +1,149 @@
+/**
+ * Workflow tier: upWorkflow/downWorkflow against the time-skipping test server with fake activities. Proves the
+ * step order (full and same-identity), the workflow's own refusal of a protected node, the saga (compensation after
+ * the stop began, never before), cancellation compensating, verify failures, and the progress query.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DEPLOY_CANCELLED, DEPLOY_FAILED } from '../../workflows/failures.js';
+import type { DeployProgress } from '../../workflows/types.js';
+import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, preflight, upPlan } from './fixtures.js';
+import { runWorkflow, timeSkippingEnv } from './harness.js';
+
+const FULL = ['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up'];
+
+describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', () => {
+  let env: TestWorkflowEnvironment;
+  before(async () => {
+    env = await timeSkippingEnv();
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
+  it('runs the nine steps in order, starting once with a per-deploy ID, and publishes up', async () => {
+    const f = fakeActivities();
+    const o = await runWorkflow(env, f.acts, upPlan());
+    assert.equal(o.ok, true);
+    assert.deepEqual(f.calls, FULL);
+    assert.equal(o.result.mode, 'full');
+    assert.equal(o.result.state, 'up');
+    assert.equal(o.result.backupPath, '/srv/qwen38/.env.pulse-bak-20260923T101500Z');
+    assert.deepEqual(o.result.clientNotes, ['use cache_salt']);
+    assert.equal(f.starts.length, 1);
+    assert.equal(f.starts[0]?.deployId, `${o.workflowId}/${o.runId}`);
+    const up = f.states.at(-1);
+    assert.equal(up?.state, 'up');
+    assert.equal(up?.kvCacheLine, 'GPU KV cache size: 1 tokens');
+    assert.equal(up?.previousProfile, 'datagen');
+    assert.deepEqual(o.result.steps.map((s) => s.step), ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish']);
+  });
+
+  it('same identity running: only steps 1, 7, 8, 9; --restart forces the full path', async () => {
+    const same = fakeActivities({}, preflight({ sameIdentityRunning: true }));
+    const o = await runWorkflow(env, same.acts, upPlan());
+    assert.equal(o.ok, true);
+    assert.equal(o.result.mode, 'same-identity');
+    assert.deepEqual(same.calls, ['runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']);
+    const restart = fakeActivities({}, preflight({ sameIdentityRunning: true }));
+    await runWorkflow(env, restart.acts, upPlan({ restart: true }));
+    assert.deepEqual(restart.calls, FULL);
+  });
+
+  it('refuses a protected node without --yes in the workflow itself: no activity runs', async () => {
+    const f = fakeActivities();
+    const o = await runWorkflow(env, f.acts, upPlan({ protected: true, confirmed: false }));
+    assert.equal(o.ok, false);
+    assert.equal(o.failure?.type, DEPLOY_FAILED);
+    assert.equal(o.result.errorType, 'Refused');
+    assert.match(o.result.error ?? '', /protected.*--yes/);
+    assert.deepEqual(f.calls, []);
+    const d = fakeActivities();
+    const od = await runWorkflow(env, d.acts, downPlan({ protected: true }));
+    assert.equal(od.result.errorType, 'Refused');
+    assert.deepEqual(d.calls, []);
+    const yes = fakeActivities();
+    assert.equal((await runWorkflow(env, yes.acts, upPlan({ protected: true, confirmed: true }))).ok, true);
+  });
+
+  it('a failure after the stop began compensates: node failed, endpoint disabled, backup and rollback in the result', async () => {
+    const f = fakeActivities({ startServer: async () => { throw nonRetryable('PreconditionFailed', 'image missing'); } });
+    const o = await runWorkflow(env, f.acts, upPlan());
+    assert.equal(o.ok, false);
+    assert.equal(o.failure?.type, DEPLOY_FAILED);
+    assert.equal(o.failure?.message, 'start: image missing');
+    assert.deepEqual(f.calls, [...FULL.slice(0, 7), 'markFailed']);
+    assert.equal(o.result.compensated, true);
+    assert.equal(o.result.state, 'failed');
+    assert.equal(o.result.errorType, 'PreconditionFailed');
+    assert.equal(o.result.backupPath, '/srv/qwen38/.env.pulse-bak-20260923T101500Z');
+    assert.equal(o.result.rollbackCommand, 'pulse model up datagen --node spark2');
+    const failed = f.states.at(-1);
+    assert.equal(failed?.state, 'failed');
+    assert.equal(failed?.error, 'start: image missing');
+  });
+
+  it('a failing stop step compensates too (the stop had begun); rollback falls back to the plan hint', async () => {
+    const f = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh exit 1'); } }, preflight({ currentIdentity: null }));
+    const o = await runWorkflow(env, f.acts, upPlan({ rollbackHint: 'pulse model up capture --node spark2' }));
+    assert.deepEqual(f.calls, ['runPreflight', 'makeDirs', 'stopServer', 'markFailed']);
+    assert.equal(o.result.rollbackCommand, 'pulse model up capture --node spark2');
+    assert.equal(o.result.backupPath, null);
+  });
+
+  it('a failure before the stop does not compensate (node untouched)', async () => {
+    const bad = fakeActivities({}, preflight({ ok: false, checks: [{ name: 'mount /x', ok: false, detail: 'missing' }] }));
+    const o = await runWorkflow(env, bad.acts, upPlan());
+    assert.equal(o.result.errorType, 'PreconditionFailed');
+    assert.match(o.result.error ?? '', /mount \/x: missing/);
+    assert.deepEqual(bad.calls, ['runPreflight']);
+    assert.equal(o.result.compensated, false);
+    assert.equal(o.result.rollbackCommand, null);
+    const mk = fakeActivities({ makeDirs: async () => { throw nonRetryable('Refused', 'no'); } });
+    await runWorkflow(env, mk.acts, upPlan());
+    assert.deepEqual(mk.calls, ['runPreflight', 'makeDirs']);
+  });
+
+  it('a verify problem fails the deploy and compensates; missing proofs are only warnings', async () => {
+    const v = { ok: false, servedModelName: 'x', maxModelLen: 1, kvCacheLine: null, proofs: [], problems: ['served model is x, expected qwen38'], warnings: [] };
+    const f = fakeActivities({ verifyServer: async () => v });
+    const o = await runWorkflow(env, f.acts, upPlan());
+    assert.equal(o.result.errorType, 'VerifyFailed');
+    assert.equal(f.calls.at(-1), 'markFailed');
+    const w = { ...v, ok: true, problems: [], warnings: ['pulse-proof not found in the container log: MTP shard r2: loaded'] };
+    const ok = await runWorkflow(env, fakeActivities({ verifyServer: async () => w }).acts, upPlan());
+    assert.equal(ok.ok, true);
+    assert.deepEqual(ok.result.warnings, w.warnings);
+  });
+
+  it('cancellation during readiness compensates and ends as DeployCancelled; the progress query shows the step', async () => {
+    const f = fakeActivities({ pollReadiness: hangUntilCancelled });
+    let seen: DeployProgress | null = null;
+    const o = await runWorkflow(env, f.acts, upPlan(), async (h) => {
+      while (!f.calls.includes('pollReadiness')) await new Promise((r) => setTimeout(r, 20));
+      seen = await h.query<DeployProgress>('progress');
+      await h.cancel();
+    });
+    assert.equal(o.failure?.type, DEPLOY_CANCELLED);
+    assert.equal(o.result.errorType, 'Cancelled');
+    assert.equal(o.result.compensated, true);
+    assert.equal(f.calls.at(-1), 'markFailed');
+    const p = seen as DeployProgress | null;
+    assert.equal(p?.step, 'readiness');
+    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+  });
+
+  it('down: stop then publish down; a failing stop marks the node failed', async () => {
+    const f = fakeActivities();
+    const o = await runWorkflow(env, f.acts, downPlan());
+    assert.equal(o.ok, true);
+    assert.deepEqual(f.calls, ['stopServer', 'publishState:down']);
+    assert.equal(o.result.state, 'down');
+    const bad = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh failed'); } });
+    const ob = await runWorkflow(env, bad.acts, downPlan());
+    assert.deepEqual(bad.calls, ['stopServer', 'markFailed']);
+    assert.equal(ob.result.state, 'failed');
+    assert.equal(bad.states.at(-1)?.state, 'failed');
+  });
+});
