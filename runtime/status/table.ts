@@ -68,7 +68,7 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const out: [string, string][] = [];
   if (!s.answered) out.push(['error', s.error ?? 'no answer']);
   const c = s.container;
-  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}` : `${c.name}: no such container`]);
+  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt.replace(/\.\d+Z$/, 'Z')} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}` : `${c.name}: no such container`]);
   const e = s.env;
   if (e) {
     const id = e.renderedByPulse ? `${e.profile} on ${e.node}, recipe ${e.recipe}, overlay ${e.overlay}, rendered ${e.rendered}` : e.exists ? 'no pulse header' : 'missing';

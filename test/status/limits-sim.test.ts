@@ -141,6 +141,12 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     JSON.parse(r.stdout);
   });
 
+  test('an unknown --node is a usage error naming the known nodes', async () => {
+    const r = await cli(['model', 'status', '--node', 'spark9']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown node "spark9"; known nodes: spark1, spark2, spark3/);
+  });
+
   test('no secret appears in any output', () => {
     for (const out of outputs) assert.ok(!out.includes(SECRET_KEY));
   });

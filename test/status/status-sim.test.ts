@@ -97,6 +97,11 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.gpuProcesses?.length, 1);
     assert.equal(x.lastDeploy?.state, 'up');
     assert.match(block('spark1'), /health +not checked: protected node, no HTTP request without --yes/);
+    assert.match(block('spark1'), /gpu procs +\d+ VLLM::EngineCore 98304 MiB \(information only\)/);
+    assert.match(block('spark1'), /last +up best → up at 2026-09-23T10:15:00.000Z/);
+    assert.match(block('spark1'), /container +vllm-qwen38 running since \S+Z \(\S+ ago\), image\s+vllm-qwen38:spark-tuning-c840e30/);
+    assert.match(block('spark1'), /memory +MemAvailable [\d.]+ GiB of 128, gate 100 GiB/);
+    assert.match(block('spark1'), /\.env +best on spark1, recipe qwen38-flash, overlay none, rendered 2026-09-23T10:15:00Z/);
     assert.match(row('spark1'), /running +best +ok +no \(protected\)/);
   });
 
@@ -119,6 +124,9 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.lastDeploy?.state, 'down');
     assert.match(block('spark3'), /no such container/);
     assert.match(row('spark3'), /^spark3 +none /);
+    assert.deepEqual(node('spark3').gpuProcesses, [], 'nvidia-smi answered with no process');
+    assert.match(block('spark3'), /gpu procs +none listed \(information only\)/);
+    assert.match(block('spark3'), /last +down  → down at/);
   });
 
   test('starting (spark4): container runs, the server does not answer yet, last state starting', () => {
