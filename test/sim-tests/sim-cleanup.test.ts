@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { processesIn } from '../sim/procs.js';
+import { reapStaleSims } from '../sim/registry.js';
+import { PROFILE_IMAGE } from '../sim/index.js';
+
+const simIndex = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../sim/index.js');
+
+/** A child node process that starts a 1-node sim with a running container, prints its namespaces, then `ending`. */
+function childWithSim(ending: string): Promise<{ child: ReturnType<typeof spawn>; dir: string; ns: string[] }> {
+  const code = `
+    import { startSim } from ${JSON.stringify(simIndex)};
+    import { execFileSync } from 'node:child_process';
+    const sim = await startSim({ nodes: 1 });
+    const n = sim.node('spark1');
+    n.exec('docker run -d --name c ${PROFILE_IMAGE} sleep 300 >/dev/null');
+    console.log(JSON.stringify({ dir: sim.dir, ns: [...n.namespaces] }));
+    ${ending}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve({ child, ...(JSON.parse(out) as { dir: string; ns: string[] }) });
+    });
+    child.on('exit', (code) => (out.includes('\n') ? undefined : reject(new Error(`child exited ${code} before the sim ran`))));
+  });
+}
+
+test('a test process that exits without stop() still kills its nodes (exit hook)', async () => {
+  const { child, dir, ns } = await childWithSim('setTimeout(() => process.exit(1), 100);');
+  await new Promise((r) => child.on('exit', r));
+  try {
+    assert.deepEqual(processesIn(new Set(ns)), []);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the nodes of a SIGKILLed test process are reaped by the next sim start', async () => {
+  const { child, dir, ns } = await childWithSim('setInterval(() => undefined, 1000);');
+  try {
+    assert.ok(processesIn(new Set(ns)).length >= 2, 'sshd and the container run');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('exit', r));
+    assert.ok(processesIn(new Set(ns)).length >= 2, 'no exit hook runs on SIGKILL');
+    reapStaleSims();
+    assert.deepEqual(processesIn(new Set(ns)), []);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
