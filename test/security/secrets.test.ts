@@ -7,7 +7,7 @@
  * .env carries both lines.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { startStack, type Stack } from '../faults/stack.js';
@@ -94,4 +94,32 @@ test('no secret value in any workflow input, result or full history (payloads de
 
 test('the scan can fail: the same scan finds the values in the node .env', () => {
   assert.throws(() => assertNoSecret('node .env', readFileSync(stack.sim.node('simA').envPath, 'utf8')));
+});
+
+test('the key reaches curl on stdin, never on a command line (every curl process seen during a slow up)', async () => {
+  stack.sim.node('simA').setControl({ failure: 'slow', slowMs: 1500 });
+  const curls: string[] = [];
+  let done = false;
+  const scan = async (): Promise<void> => {
+    while (!done) {
+      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+        let argv = '';
+        try {
+          argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        } catch {
+          continue;
+        }
+        if (/(^|\/)curl\0/.test(argv)) curls.push(argv.replaceAll('\0', ' '));
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const scanning = scan();
+  const up = await cli('up on a slow server', ['model', 'up', 'best', '--node', 'simA']);
+  done = true;
+  await scanning;
+  stack.sim.node('simA').setControl({ failure: 'none' });
+  assert.equal(up.code, 0, up.stdout + up.stderr);
+  assert.ok(curls.length > 0, 'no curl process was seen: the scan proves nothing');
+  for (const c of curls) assertNoSecret(`curl command line ${c}`, c);
 });
