@@ -12,7 +12,10 @@ body_sha() { awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$1" | 
 
 if [[ -f $target && $(hdr sha256) == "$PULSE_NEW_SHA256" && $(hdr profile) == "$PULSE_NEW_PROFILE" &&
   $(hdr overlay) == "$PULSE_NEW_OVERLAY" && $(body_sha "$target") == "$PULSE_NEW_SHA256" ]]; then
-  pulse_record write-env written:=false backup= carried:=0 reason='same identity'
+  # A retry after this deploy's own write (crash-resume) reports the backup that write made, so the result keeps it.
+  bak="$dir/.env.pulse-bak-$PULSE_STAMP"
+  [[ -e $bak ]] || bak=
+  pulse_record write-env written:=false backup="$bak" carried:=0 reason='same identity'
   exit 0
 fi
 
