@@ -10,6 +10,12 @@ import type { NodeSession, NodeTarget, PulseRecord, RemoteResult, RunOptions, St
 
 /** How long an abort waits for the prelude's pgid record before it can only close the channel. */
 const PGID_WAIT_MS = 5000;
+/** After the kill, how long to wait for the channel to report its end before giving up on it. */
+const CLOSE_WAIT_MS = 5000;
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((res) => setTimeout(() => res(value), ms).unref());
+}
 
 /** Attach the record parser and the stderr tail to a channel. */
 function collect(ch: Channel, opts: RunOptions): { records: PulseRecord[]; raw: string[]; tail: Tail; pgid: Promise<number | null> } {
@@ -60,17 +66,28 @@ export class TransportSession implements NodeSession {
     const started = Date.now();
     const ch = await this.transport.exec();
     const out = collect(ch, opts);
-    let aborted: Promise<void> | null = null;
+    let aborted = false;
+    let finished = false; // after the end, a pgid may be reused by someone else: never kill it then
+    void ch.done.then(() => (finished = true), () => (finished = true));
+    let abortFinished: () => void = () => undefined;
+    // Resolves once an abort has killed the group and closed the channel (or given up waiting for the close).
+    const abortDone = new Promise<null>((res) => (abortFinished = () => res(null)));
     const onAbort = (): void => {
-      const timeout = new Promise<null>((res) => setTimeout(() => res(null), PGID_WAIT_MS).unref());
-      aborted = Promise.race([out.pgid, timeout]).then((pg) => this.killGroup(pg)).finally(() => ch.kill());
+      aborted = true;
+      void (async () => {
+        const pg = await Promise.race([out.pgid, delay(PGID_WAIT_MS, null)]);
+        if (!finished) await this.killGroup(pg);
+        ch.kill();
+        await Promise.race([ch.done.catch(() => undefined), delay(CLOSE_WAIT_MS, undefined)]);
+        abortFinished();
+      })();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     ch.stdin.end(text);
     try {
-      const ended = await ch.done.then((v) => v, (e: unknown) => (aborted ? null : Promise.reject(e)));
+      const ended = await Promise.race([ch.done.then((v) => v, (e: unknown) => (aborted ? abortDone : Promise.reject(e))), abortDone]);
       if (aborted || ended === null) {
-        await aborted;
+        await abortDone;
         throw abortError(this.target, step, opts.signal as AbortSignal);
       }
       const { code, signal } = ended;

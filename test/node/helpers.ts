@@ -6,7 +6,6 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { buildUpPlan } from '../../runtime/plan.js';
 import type { NodeSession, RemoteResult } from '../../runtime/node/types.js';
-import { TransportSession } from '../../runtime/node/session.js';
 import type { UpPlan } from '../../workflows/types.js';
 import { startSim } from '../sim/index.js';
 import type { Sim } from '../sim/index.js';
@@ -89,4 +88,3 @@ export function recording(session: NodeSession): { session: NodeSession; results
   };
 }
 
-export type { TransportSession };
