@@ -42,7 +42,7 @@ export interface PulseWorker {
   /** Run until shutdown() or a shutdown signal, then close the node connections. */
   run(): Promise<void>;
   /** Run until `p` settles (the in-process worker of one deploy), then close the node connections. */
-  runUntil<R>(p: Promise<R>): Promise<R>;
+  runUntil<R>(p: Promise<R> | (() => Promise<R>)): Promise<R>;
   /** Start a graceful shutdown (idempotent). */
   shutdown(): void;
   /** The Temporal worker state (RUNNING, DRAINING, STOPPED...). */
@@ -82,7 +82,7 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
         await real.close();
       }
     },
-    runUntil: async <R>(p: Promise<R>) => {
+    runUntil: async <R>(p: Promise<R> | (() => Promise<R>)) => {
       try {
         return await worker.runUntil(p);
       } finally {

@@ -1,0 +1,100 @@
+/**
+ * The engine rig: a real `temporal server start-dev`, simulated nodes over real sshd, a state dir, nodes.json and
+ * plans built exactly as the CLI builds them. Everything it starts is stopped by close(), also after a failure.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { loadInputs } from '../../runtime/config/index.js';
+import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { createPulseWorker } from '../../worker/main.js';
+import type { PulseWorker } from '../../worker/main.js';
+import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
+import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import { startDevServer } from '../helpers/dev-server.js';
+import type { DevServer } from '../helpers/dev-server.js';
+import { startSim } from '../sim/index.js';
+import type { Sim, SimOptions } from '../sim/index.js';
+
+/** Secret values planted in every node's .env: no exported history may contain them. */
+export const SECRETS = { API_KEY: 'sk-pulse-test-4f1d9c', HF_TOKEN: 'hf_pulsetest_8a2b7e' };
+
+export interface Rig {
+  server: DevServer;
+  sim: Sim;
+  stateDir: string;
+  nodesJson: string;
+  client: Client;
+  upPlan(node: string, profile: string, over?: { timeoutS?: number; restart?: boolean }): UpPlan;
+  downPlan(node: string): DownPlan;
+  /** Start a deploy as the CLI does: workflow ID = the node lock, search attributes, static summary. */
+  start(plan: UpPlan | DownPlan): ReturnType<Client['workflow']['start']>;
+  /** A worker in this process, on the rig's server and sim. */
+  worker(): Promise<PulseWorker & { connection: NativeConnection }>;
+  /** The .env.pulse-bak-* files in a node's recipe dir. */
+  backups(node: string): string[];
+  close(): Promise<void>;
+}
+
+/** Plant an .env (with secret lines) so the first up writes a backup and carries the secrets. */
+export function plantEnv(sim: Sim, node: string): void {
+  const n = sim.node(node);
+  const sample = readFileSync(path.join(n.recipeDir, '.env.sample'), 'utf8');
+  writeFileSync(n.envPath, `${sample}\nAPI_KEY=${SECRETS.API_KEY}\nHF_TOKEN=${SECRETS.HF_TOKEN}\n`, { mode: 0o600 });
+}
+
+export async function startRig(nodes: SimOptions['nodes'], simOpts: Partial<SimOptions> = {}): Promise<Rig> {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-engine-'));
+  const closers: (() => Promise<unknown>)[] = [async () => rmSync(stateDir, { recursive: true, force: true })];
+  const close = async (): Promise<void> => {
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const [server, sim] = await Promise.all([startDevServer(), startSim({ nodes, readyDelayMs: 300, ...simOpts })]);
+    closers.push(() => server.stop(), () => sim.stop());
+    process.env['PULSE_SSH_CONFIG'] = sim.sshConfigPath;
+    const nodesJson = path.join(stateDir, 'nodes.json');
+    sim.writeNodesJson(nodesJson);
+    for (const n of sim.nodes) plantEnv(sim, n.name);
+    const connection = await Connection.connect({ address: server.address });
+    closers.push(() => connection.close());
+    const client = new Client({ connection });
+    return { server, sim, stateDir, nodesJson, client, close, ...helpers(stateDir, nodesJson, client, server, sim) };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+function helpers(stateDir: string, nodesJson: string, client: Client, server: DevServer, sim: Sim) {
+  const inputs = loadInputs({ nodes: nodesJson });
+  return {
+    upPlan(node: string, profile: string, over: { timeoutS?: number; restart?: boolean } = {}): UpPlan {
+      return buildUpPlan(inputs.config, inputs.profiles, { profile, node, overlay: null, overlayWins: false, yes: true, restart: over.restart ?? false, timeoutS: over.timeoutS }, new Date());
+    },
+    downPlan(node: string): DownPlan {
+      return buildDownPlan(inputs.config, { node, yes: true }, new Date());
+    },
+    async start(plan: UpPlan | DownPlan) {
+      const profile = plan.action === 'up' ? plan.profile : '';
+      return client.workflow.start(plan.action === 'up' ? 'upWorkflow' : 'downWorkflow', {
+        args: [plan],
+        taskQueue: TASK_QUEUE,
+        workflowId: workflowIdFor(plan.node),
+        typedSearchAttributes: [{ key: SA_NODE, value: plan.node }, { key: SA_PROFILE, value: profile || 'none' }, { key: SA_ACTION, value: plan.action }],
+        staticSummary: `${plan.action} ${profile} on ${plan.node}`,
+      });
+    },
+    async worker() {
+      const connection = await NativeConnection.connect({ address: server.address });
+      const w = await createPulseWorker({ connection, stateDir, logger: { info: () => undefined, warn: () => undefined } });
+      return Object.assign(w, { connection });
+    },
+    backups(node: string): string[] {
+      const dir = path.dirname(sim.node(node).envPath);
+      return readdirSync(dir).filter((f) => f.startsWith('.env.pulse-bak-'));
+    },
+  };
+}
