@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
@@ -21,7 +22,7 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`;
 describe('simulator failure modes and controls', () => {
   let sim: Sim;
   before(async () => {
-    sim = await startSim({ nodes: ['alpha', 'beta'], readyDelayMs: 100 });
+    sim = await startSim({ nodes: ['alpha', 'beta'], readyDelayMs: 100, loginShells: { beta: '/bin/sh' } });
   });
   after(() => stopAllSims());
 
@@ -110,6 +111,15 @@ describe('simulator failure modes and controls', () => {
     await n.startSshd();
     const back = await sshScript(sim, 'alpha', 'grep -c MemAvailable /proc/meminfo');
     assert.equal(back.stdout.trim(), '1');
+  });
+
+  test('a node with another login shell still runs bash -s scripts; hostname is the node name', async () => {
+    const shell = await sshScript(sim, 'beta', 'echo "bash=$BASH_VERSION host=$(hostname)"');
+    assert.match(shell.stdout, /^bash=\d.* host=beta$/m);
+    const r = await new Promise<string>((resolve) => {
+      execFile('ssh', ['-F', sim.sshConfigPath, 'beta', 'echo "$0"'], (_e, out) => resolve(out));
+    });
+    assert.equal(r.trim(), 'sh', 'the command line is parsed by the login shell /bin/sh');
   });
 
   test('writeNodesJson passes the production nodes.json parser', () => {

@@ -44,6 +44,8 @@ export interface SimOptions {
   memory?: Partial<MemorySettings>;
   /** Last octet of the first node's address (127.0.0.X). Default 20. */
   firstAddress?: number;
+  /** root's login shell per node, e.g. `{ spark2: '/bin/sh' }` (spark2's is zsh; sshd runs the command with it). */
+  loginShells?: Record<string, string>;
   /** Memory model update interval. Default 100 ms. */
   tickMs?: number;
 }
@@ -161,7 +163,7 @@ export async function startSim(opts: SimOptions): Promise<Sim> {
       const paths = nodePaths(dir, name);
       fs.rmSync(paths.root, { recursive: true, force: true });
       const hostKey = await buildNodeTree(name, paths, { memory, control, readyPollS: opts.readyPollS ?? 0.2 });
-      const node = new SimNode(name, address, await pickPort(address), await pickPort('127.0.0.1'), paths, memory, authorizedKeys);
+      const node = new SimNode(name, address, await pickPort(address), await pickPort('127.0.0.1'), paths, memory, authorizedKeys, opts.loginShells?.[name]);
       return { node, hostKey };
     }),
   );

@@ -40,6 +40,7 @@ export class SimNode extends NodeRecords {
     override readonly paths: NodePaths,
     private memory: MemorySettings,
     private readonly authorizedKeys: string,
+    private readonly loginShell?: string,
   ) {
     super(paths);
   }
@@ -60,7 +61,7 @@ export class SimNode extends NodeRecords {
   /** Starts (or restarts) the node's sshd in a fresh mount namespace. */
   async startSshd(): Promise<void> {
     if (this.sshd && this.sshd.exitCode === null) return;
-    this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys });
+    this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys, loginShell: this.loginShell });
     const ns = mountNamespace(this.sshd.pid ?? -1);
     if (ns) this.namespaces.add(ns);
     this.onRestart?.();
@@ -112,7 +113,7 @@ export class SimNode extends NodeRecords {
   exec(script: string): string {
     const pid = this.sshd?.pid;
     if (!pid) throw new Error(`sim node ${this.name}: sshd is not running`);
-    return execFileSync('nsenter', ['-t', String(pid), '-m', 'bash', '-s'], { input: script, encoding: 'utf8', env: { ...process.env, PATH: `${this.paths.binDir}:${process.env.PATH ?? ''}` } });
+    return execFileSync('nsenter', ['-t', String(pid), '-m', '-u', 'bash', '-s'], { input: script, encoding: 'utf8', env: { ...process.env, PATH: `${this.paths.binDir}:${process.env.PATH ?? ''}` } });
   }
 
   /** Changes the memory model (e.g. `{ pinnedAvailableGiB: 50 }`: memory never frees). */

@@ -17,6 +17,8 @@ export interface SshdSpec {
   port: number;
   paths: NodePaths;
   authorizedKeys: string;
+  /** root's login shell on this node (spark2's is zsh): a passwd copy bind-mounted over /etc/passwd. */
+  loginShell?: string | undefined;
 }
 
 /** PATH of every session: the sim tools first, then the real system. */
@@ -69,16 +71,25 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
     `mount --bind ${p.meminfo} /proc/meminfo`,
     `mount --bind ${p.watermark} /proc/sys/vm/watermark_scale_factor`,
     `mount --bind ${p.binDir} /usr/local/bin`,
-  ].join(' && ');
+  ];
+  if (spec.loginShell) mounts.push(passwdMount(spec.loginShell, p.state));
   const log = fs.openSync(path.join(p.sshDir, 'sshd.log'), 'a');
   const child = spawn(
     'unshare',
-    ['--mount', '--uts', '--propagation', 'private', 'bash', '-c', `${mounts} && exec perl -e '${SUBREAPER_EXEC}' /usr/sbin/sshd -D -e -f ${cfg}`],
+    ['--mount', '--uts', '--propagation', 'private', 'bash', '-c', `${mounts.join(' && ')} && exec perl -e '${SUBREAPER_EXEC}' /usr/sbin/sshd -D -e -f ${cfg}`],
     { stdio: ['ignore', log, log] },
   );
   fs.closeSync(log);
   await waitListening(spec.address, spec.port, child, path.join(p.sshDir, 'sshd.log'));
   return child;
+}
+
+/** A copy of /etc/passwd with root's shell replaced, and the command that mounts it over the real one. */
+function passwdMount(shell: string, stateDir: string): string {
+  const file = path.join(stateDir, 'passwd');
+  const text = fs.readFileSync('/etc/passwd', 'utf8').replace(/^(root(?::[^:\n]*){5}):[^:\n]*$/m, `$1:${shell}`);
+  fs.writeFileSync(file, text);
+  return `mount --bind ${file} /etc/passwd`;
 }
 
 async function waitListening(host: string, port: number, child: ChildProcess, logFile: string): Promise<void> {
