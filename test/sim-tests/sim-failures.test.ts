@@ -19,6 +19,15 @@ docker logs ${CONTAINER_NAME} 2>&1 | tail -3
 docker rm -f ${CONTAINER_NAME} >/dev/null`;
 }
 
+/** A process's command line ('' once it is gone: processes come and go between listing and reading). */
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 describe('simulator failure modes and controls', () => {
   let sim: Sim;
   before(async () => {
@@ -56,6 +65,25 @@ describe('simulator failure modes and controls', () => {
     assert.match(never.stdout, /^code=000$/m);
     assert.match(never.stdout, /^state=running 0$/m);
     assert.doesNotMatch(never.stdout, /Application startup complete/);
+  });
+
+  test('slow mode: the server listens but answers only after slowMs', async () => {
+    const n = sim.node('beta');
+    n.setFailure('slow');
+    n.setControl({ slowMs: 4000 });
+    try {
+      const r = await sshScript(
+        sim,
+        'beta',
+        `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} vllm serve m --port ${n.vllmPort} --host 127.0.0.1 >/dev/null
+for i in $(seq 100); do docker logs ${CONTAINER_NAME} 2>&1 | grep -q 'startup complete' && break; sleep 0.05; done
+curl -s -o /dev/null --max-time 1 localhost:${n.vllmPort}/v1/models; echo "curl=$?"
+docker rm -f ${CONTAINER_NAME} >/dev/null`,
+      );
+      assert.match(r.stdout, /^curl=28$/m, 'curl timed out instead of being refused (7) or answered (0)');
+    } finally {
+      n.setFailure('none');
+    }
   });
 
   test('stop.sh modes: fail, noop (container stays), ok', async () => {
@@ -101,7 +129,7 @@ describe('simulator failure modes and controls', () => {
   test('killSshSessions drops open connections; stopSshd makes the node unreachable until startSshd', async () => {
     const n = sim.node('alpha');
     const long = sshScript(sim, 'alpha', 'echo started; sleep 30; echo finished');
-    assert.ok(await eventually(() => n.processes().some((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep\x0030'))));
+    assert.ok(await eventually(() => n.processes().some((p) => cmdline(p).startsWith('sleep\x0030'))));
     n.killSshSessions();
     const dropped = await long;
     assert.notEqual(dropped.code, 0);
