@@ -90,8 +90,12 @@ export function processAlive(pid: number, id: string): boolean {
   }
 }
 
-/** Reads one container record, marking it exited when its process is gone (exit code from exit.json or 137). */
-export function loadRecord(dockerDir: string, name: string): ContainerRecord | null {
+/**
+ * Reads one container record, marking it exited when its process is gone (exit code from exit.json or 137).
+ * Only docker itself persists the correction: the test process reads (persist false), so its timer can never
+ * write an old record over a container that docker just re-created under the same name.
+ */
+export function loadRecord(dockerDir: string, name: string, persist = true): ContainerRecord | null {
   const dir = containerDir(dockerDir, name);
   let rec: ContainerRecord;
   try {
@@ -109,7 +113,7 @@ export function loadRecord(dockerDir: string, name: string): ContainerRecord | n
       ExitCode: exit?.code ?? 137,
       FinishedAt: exit?.at ?? dockerNow(),
     };
-    saveRecord(dockerDir, rec);
+    if (persist) saveRecord(dockerDir, rec);
   }
   return rec;
 }
@@ -123,7 +127,7 @@ function readExit(dir: string): { code: number; at: string } | null {
 }
 
 /** Every container of the node, oldest first. */
-export function listRecords(dockerDir: string): ContainerRecord[] {
+export function listRecords(dockerDir: string, persist = true): ContainerRecord[] {
   let names: string[];
   try {
     names = fs.readdirSync(path.join(dockerDir, 'containers'));
@@ -131,7 +135,7 @@ export function listRecords(dockerDir: string): ContainerRecord[] {
     return [];
   }
   return names
-    .map((n) => loadRecord(dockerDir, n))
+    .map((n) => loadRecord(dockerDir, n, persist))
     .filter((r): r is ContainerRecord => r !== null)
     .sort((a, b) => a.Created.localeCompare(b.Created));
 }

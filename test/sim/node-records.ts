@@ -24,7 +24,7 @@ export class NodeRecords {
 
   /** Every container record of the node (state corrected for dead processes). */
   containers(): ContainerRecord[] {
-    return listRecords(this.paths.dockerDir);
+    return listRecords(this.paths.dockerDir, false);
   }
   /** HTTP requests the node's vLLM received, in order. */
   requests(): RequestRecord[] {
