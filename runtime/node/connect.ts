@@ -55,6 +55,11 @@ export class NodePool {
     return this.opened;
   }
 
+  /** How many pooled connections are open now (idle ones close after idleMs). */
+  get liveConnections(): number {
+    return [...this.entries.values()].filter((e) => e.session?.alive).length;
+  }
+
   /** A session for the target that borrows the pooled connection on every run. */
   session(target: NodeTarget): NodeSession {
     return {

@@ -105,7 +105,8 @@ export function verifyHostKey(
   if (sameType) {
     return { ok: false, reason: `HOST KEY CHANGED for ${name}: the server presented ${type} ${fp}, but ${sameType.file}:${sameType.line} holds a different key. Refusing (possible man-in-the-middle); if the change is expected, remove that line and verify the new fingerprint` };
   }
-  if (strict === 'no' || strict === 'off' || strict === 'accept-new') {
+  // ssh -G prints `false` for `no`.
+  if (strict === 'no' || strict === 'off' || strict === 'false' || strict === 'accept-new') {
     return { ok: true, warning: `${name}: host key ${type} ${fp} is not in ${files.join(', ')}; accepted because StrictHostKeyChecking is ${strict}` };
   }
   return { ok: false, reason: `unknown host key for ${name}: ${type} ${fp} is not in ${files.join(', ')}. Verify the fingerprint and add the key (e.g. connect once with ssh) before using pulse` };

@@ -1,0 +1,117 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NodePool, openSession } from '../../runtime/node/connect.js';
+import { PulseError } from '../../runtime/errors.js';
+import { sampleMemory } from '../../runtime/steps/index.js';
+import { harness } from './helpers.js';
+import type { Harness } from './helpers.js';
+
+let h: Harness;
+const spark2 = { name: 'spark2', host: 'ssh' as const, ssh: 'spark2' };
+
+before(async () => {
+  h = await harness(['spark2', 'spark3']);
+});
+after(async () => {
+  process.env.PULSE_SSH_CONFIG = h?.sim.sshConfigPath;
+  await h?.stop();
+});
+
+/** Point PULSE_SSH_CONFIG at a config whose known_hosts is written with `opts`; extra lines go to every Host. */
+function useKnownHosts(name: string, opts: Parameters<Harness['sim']['writeKnownHosts']>[1], extra = ''): string {
+  const kh = join(h.tmp, `${name}.known_hosts`);
+  const cfg = join(h.tmp, `${name}.config`);
+  h.sim.writeKnownHosts(kh, opts);
+  h.sim.writeSshConfig(cfg, kh);
+  if (extra) writeFileSync(cfg, readFileSync(cfg, 'utf8').replace(/StrictHostKeyChecking yes/g, extra));
+  process.env.PULSE_SSH_CONFIG = cfg;
+  return kh;
+}
+
+const refused = (pattern: RegExp) => (e: unknown): boolean => {
+  assert.ok(e instanceof PulseError, String(e));
+  assert.equal(e.kind, 'unreachable');
+  assert.match(e.message, pattern);
+  return true;
+};
+
+test('an unknown host key is refused with the file and the fingerprint', async () => {
+  const kh = useKnownHosts('unknown', { omit: ['spark2'] });
+  await assert.rejects(openSession(spark2), refused(new RegExp(`unknown host key for \\[127\\.0\\.0\\.\\d+\\]:\\d+: ssh-ed25519 SHA256:\\S+ is not in ${kh}`)));
+});
+
+test('a changed host key is refused, even with StrictHostKeyChecking no', async () => {
+  const kh = useKnownHosts('changed', { wrongKey: { aliases: ['spark2'], key: h.sim.foreignHostKey } });
+  await assert.rejects(openSession(spark2), refused(new RegExp(`HOST KEY CHANGED .*SHA256:\\S+.*${kh}:1`)));
+  useKnownHosts('changed-no', { wrongKey: { aliases: ['spark2'], key: h.sim.foreignHostKey } }, 'StrictHostKeyChecking no');
+  await assert.rejects(openSession(spark2), refused(/HOST KEY CHANGED/));
+});
+
+test('StrictHostKeyChecking no in the user config accepts a missing entry only', async () => {
+  useKnownHosts('missing-no', { omit: ['spark2'] }, 'StrictHostKeyChecking no');
+  const s = await openSession(spark2);
+  await s.close();
+});
+
+test('hashed known_hosts entries verify', async () => {
+  useKnownHosts('hashed', { hashed: true });
+  const s = await openSession(spark2);
+  const m = await sampleMemory(s, 1);
+  assert.ok(m.memAvailableGiB > 1);
+  await s.close();
+});
+
+test('ProxyJump through one host works; two hops are refused clearly', async () => {
+  process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  const base = readFileSync(h.sim.sshConfigPath, 'utf8');
+  const n3 = h.sim.node('spark3');
+  const block = (alias: string, jump: string): string =>
+    `Host ${alias}\n  HostName ${n3.address}\n  Port ${n3.sshPort}\n  User root\n  IdentityFile ${h.sim.identityPath}\n  UserKnownHostsFile ${h.sim.knownHostsPath}\n  StrictHostKeyChecking yes\n  ProxyJump ${jump}\n`;
+  const cfg = join(h.tmp, 'jump.config');
+  writeFileSync(cfg, `${block('via-jump', 'spark2')}\n${block('two-hops', 'spark2,spark3')}\n${base}`);
+  process.env.PULSE_SSH_CONFIG = cfg;
+  const s = await openSession({ name: 'spark3', host: 'ssh', ssh: 'via-jump' });
+  assert.ok((await sampleMemory(s, 1)).memAvailableGiB > 1);
+  await s.close();
+  await assert.rejects(openSession({ name: 'spark3', host: 'ssh', ssh: 'two-hops' }), (e: unknown) => e instanceof PulseError && e.kind === 'config' && /more than one hop/.test(e.message));
+  await h.sim.node('spark2').stopSshd(); // the jump host is down: spark3 is unreachable through it
+  try {
+    await assert.rejects(openSession({ name: 'spark3', host: 'ssh', ssh: 'via-jump' }), (e: unknown) => e instanceof PulseError && e.kind === 'unreachable');
+  } finally {
+    await h.sim.node('spark2').startSshd();
+    process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  }
+});
+
+test('NodePool keeps one connection per node, reconnects after a drop, closes idle ones', async () => {
+  process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  const pool = new NodePool({ idleMs: 200 });
+  try {
+    const s2 = pool.session(spark2);
+    const s3 = pool.session({ name: 'spark3', host: 'ssh', ssh: 'spark3' });
+    await Promise.all([sampleMemory(s2, 1), sampleMemory(s3, 1), sampleMemory(s2, 1)]);
+    for (let i = 0; i < 3; i++) await sampleMemory(s2, 1);
+    assert.equal(pool.connectionsOpened, 2, 'one connection per node for all steps');
+
+    h.sim.node('spark2').killSshSessions(); // a dropped link
+    let ok = false;
+    for (let i = 0; i < 20 && !ok; i++) {
+      try {
+        await sampleMemory(s2, 1);
+        ok = true;
+      } catch (e) {
+        assert.ok(e instanceof PulseError && e.kind === 'unreachable', String(e)); // retryable, as activities expect
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    assert.ok(ok);
+    assert.equal(pool.connectionsOpened, 3, 'a new connection after the drop');
+
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(pool.liveConnections, 0, 'idle connections are closed');
+  } finally {
+    await pool.closeAll();
+  }
+});
