@@ -7,7 +7,7 @@ import { EXIT_CODES, PulseError, type PulseErrorKind } from '../../runtime/error
 import { connectTemporal, uiLink, type PulseTemporal } from '../temporal.js';
 import { followRun, type FollowOutcome } from '../progress.js';
 import { ProgressPrinter } from '../progress-printer.js';
-import { ensureWorker, type LocalWorker } from './worker.js';
+import { ensureWorker, openDeploys, type LocalWorker } from './worker.js';
 
 /** ApplicationFailure type (workflows/failures.ts) → the CLI's exit code kind. */
 const KIND_OF_FAILURE: Record<string, PulseErrorKind> = {
@@ -52,6 +52,41 @@ function detachLines(t: PulseTemporal, req: FollowRequest, local: LocalWorker | 
   return lines;
 }
 
+/**
+ * Keeps a worker for the deploy: checks now and every WORKER_CHECK_MS whether a live worker polls, and runs one in
+ * this process when none does (e.g. the `pulse worker` serving the deploy died while we follow it).
+ */
+class WorkerKeeper {
+  local: LocalWorker | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private checking = false;
+
+  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void) {}
+
+  async start(): Promise<void> {
+    await this.check();
+    this.timer = setInterval(() => void this.check().catch(() => undefined), WORKER_CHECK_MS);
+  }
+
+  private async check(): Promise<void> {
+    if (this.local || this.checking) return;
+    this.checking = true;
+    try {
+      this.local = await ensureWorker(this.t, this.say, true);
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    while (this.checking) await new Promise((r) => setTimeout(r, 50));
+    await this.local?.stop();
+  }
+}
+
+const WORKER_CHECK_MS = 15_000;
+
 /** Follows the run (with an in-process worker when none polls) and prints the result; returns the exit code. */
 export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promise<number> {
   // With --json only the DeployResult goes to stdout; the live lines go to stderr.
@@ -59,7 +94,7 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
   const printer = new ProgressPrinter(out);
   const link = uiLink(t.target, req.workflowId, req.runId);
   printer.line(`${req.what}: workflow ${req.workflowId} (run ${req.runId})${link ? `\n  ${link}` : ''}`);
-  const local = await ensureWorker(t, (l) => printer.line(l));
+  const keeper = new WorkerKeeper(t, (l) => printer.line(l));
   const ac = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -70,15 +105,23 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
   process.on('SIGINT', onSigint);
   let outcome: FollowOutcome;
   try {
+    await keeper.start();
     outcome = await followRun(t.client, req.workflowId, req.runId, { printer, signal: ac.signal });
-    if (outcome.kind === 'detached') for (const l of detachLines(t, req, local)) printer.line(l);
+    if (outcome.kind === 'detached') for (const l of detachLines(t, req, keeper.local)) printer.line(l);
     else printer.outcome(outcome, req.what);
-    await local?.stop();
+    await keeper.stop();
+    if (keeper.local && outcome.kind === 'closed') await noteOthers(t, printer, req.workflowId);
   } finally {
     process.off('SIGINT', onSigint);
   }
   if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(outcome.result ?? { ok: false, error: outcome.error }, null, 2) + '\n');
   return exitCodeOf(outcome);
+}
+
+/** Our in-process worker also served other nodes' deploys: they wait for the next worker now. */
+async function noteOthers(t: PulseTemporal, printer: ProgressPrinter, self: string): Promise<void> {
+  const others = await openDeploys(t, self).catch(() => 0);
+  if (others > 0) printer.note(`${others} other deploy(s) still open: they continue when \`pulse worker\` or the next pulse command runs`);
 }
 
 /** The run that holds the node now: the latest run of its workflow ID, if still running. */

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import type { WorkerOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
-import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../temporal.js';
+import { connectTemporal, stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 
 /** A worker running inside this CLI process. */
@@ -53,28 +53,38 @@ export async function workerPolls(t: PulseTemporal): Promise<boolean> {
   return (res.pollers ?? []).some((p) => pollerAlive(p as PollerLike));
 }
 
-/** Number of unfinished pulse deploys (any node). */
-export async function openDeploys(t: PulseTemporal): Promise<number> {
-  const r = await t.client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'`);
+/** Number of unfinished pulse deploys (any node, but `except`: visibility may still show a just-closed one). */
+export async function openDeploys(t: PulseTemporal, except?: string): Promise<number> {
+  const not = except ? ` AND WorkflowId != '${except.replace(/'/g, '')}'` : '';
+  const r = await t.client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'${not}`);
   return r.count;
 }
 
 /**
- * Starts a worker in this process when a deploy is open and no live worker polls; says so on `say`.
+ * Starts a worker in this process when no live worker polls (and, unless the caller knows one is open, a deploy
+ * is open: visibility lags a just-started workflow, so a follower passes knownOpen); says so on `say`.
  * Returns null when another worker serves the queue.
  */
-export async function ensureWorker(t: PulseTemporal, say: (line: string) => void): Promise<LocalWorker | null> {
-  if ((await openDeploys(t)) === 0 || (await workerPolls(t))) return null;
+export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false): Promise<LocalWorker | null> {
+  if (await workerPolls(t)) return null;
+  if (!knownOpen && (await openDeploys(t)) === 0) return null;
   const { createPulseWorker } = await import('../../worker/main.js');
-  const { NativeConnection } = await import('@temporalio/worker');
+  const { NativeConnection, Runtime, DefaultLogger } = await import('@temporalio/worker');
+  try {
+    // Only warnings from the SDK in a CLI's output; no SDK signal handlers: followDeploy owns Ctrl-C.
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  } catch {
+    // already installed in this process
+  }
   const connection = await NativeConnection.connect(workerConnectOptions(t.target));
-  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE });
+  const logger = { info() {}, warn: (m: string) => say(`worker: ${m}`) };
+  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), logger });
   say(`no pulse worker polls task queue ${TASK_QUEUE}: running one in this process until the deploy ends`);
   const running = worker.run();
   running.catch(() => undefined); // its failure surfaces in stop()
   return {
     async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      worker.shutdown();
       try {
         await running;
       } finally {

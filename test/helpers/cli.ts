@@ -51,15 +51,23 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
-/** Starts the CLI; the caller reads output through `collect`. */
+/** A CLI run that hangs is killed after this long, so a broken deploy fails the test instead of stalling the suite. */
+const CLI_LIMIT_MS = 180_000;
+
+/** Starts the CLI; read its output with `output()`, its end with `done`. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const limit = setTimeout(() => child.kill('SIGKILL'), CLI_LIMIT_MS);
+  limit.unref();
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const done = new Promise<CliResult>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.once('close', (code, signal) => {
+      clearTimeout(limit);
+      resolve({ code, signal, stdout, stderr });
+    });
   });
   return { child, done, output: () => stdout + stderr };
 }

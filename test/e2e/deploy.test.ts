@@ -1,0 +1,110 @@
+/**
+ * The whole stack through `node bin/pulse-cli`: the embedded dev server, the CLI's in-process worker with the real
+ * activities, and the simulator's sshd nodes. Up reaches a verified server and writes state + the gateway file;
+ * up again runs only steps 1, 7, 8, 9; down stops it; a never-ready node ends failed with the backup path and the
+ * rollback command; Ctrl-C leaves the deploy to the next pulse, which `watch` then finishes.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { startSim, type Sim } from '../sim/index.js';
+import { freePortPair, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+
+let sim: Sim | null = null;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+const stateDir = () => path.join(dir, 'state');
+
+async function nodeState(node: string): Promise<{ state: string; profile: string | null; backupPath: string | null }> {
+  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8'));
+}
+
+async function endpoint(node: string): Promise<{ enabled: boolean } | undefined> {
+  const f = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
+  return f.models[0]?.endpoints.find((e) => e.name === node);
+}
+
+before(async () => {
+  dir = await tempDir('pulse-deploy-');
+  sim = await startSim({ nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 });
+  sim.writeNodesJson(path.join(dir, 'nodes.json'), { protected: [] });
+  env = {
+    ...sim.env(),
+    PULSE_NODES: path.join(dir, 'nodes.json'),
+    PULSE_STATE_DIR: stateDir(),
+    PULSE_TEMPORAL_PORT: String(await freePortPair()),
+    TEMPORAL_ADDRESS: '',
+  };
+});
+
+after(async () => {
+  await stopEmbeddedServer(stateDir());
+  await sim?.stop();
+  await removeDir(dir);
+});
+
+test('up best reaches a verified server with one line per step, the in-process worker, state and the gateway file', async () => {
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /no pulse worker polls task queue pulse-deploy: running one in this process until the deploy ends/);
+  for (const step of ['1/9 preflight', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
+    assert.match(r.stdout, new RegExp(`✓ ${step} on simA \\(\\d+\\.\\d s\\)`), step);
+  }
+  assert.match(r.stdout, /up best on simA: ok, node up/);
+  assert.equal((await nodeState('simA')).state, 'up');
+  assert.equal((await endpoint('simA'))?.enabled, true);
+  assert.equal(sim!.node('simA').startShCalls().length, 1);
+});
+
+test('up again with the same identity runs only steps 1, 7, 8, 9', async () => {
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual([...r.stdout.matchAll(/→ (\d)\/9 /g)].map((m) => m[1]), ['1', '7', '8', '9']);
+  assert.equal(sim!.node('simA').startShCalls().length, 1, 'no second start.sh');
+});
+
+test('down stops the server and the node state says down', async () => {
+  const r = await runCli(['model', 'down', '--node', 'simA'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /down on simA: ok, node down/);
+  assert.equal((await nodeState('simA')).state, 'down');
+  assert.equal(sim!.node('simA').containers().filter((c) => c.State.Running).length, 0);
+});
+
+test('a never-ready node ends failed, endpoint disabled, with the backup path and the rollback command on screen', async () => {
+  const first = await runCli(['model', 'up', 'datagen', '--node', 'simB'], env);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  sim!.node('simB').setFailure('never-ready');
+  const r = await runCli(['model', 'up', 'best', '--node', 'simB', '--timeout-s', '3'], env);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stdout, /✗ 7\/9 readiness on simB/);
+  assert.match(r.stdout, /up best on simB: FAILED, node failed/);
+  const state = await nodeState('simB');
+  assert.equal(state.state, 'failed');
+  assert.ok(state.backupPath, 'a backup was written');
+  assert.ok(r.stdout.includes(`backup of the previous .env: ${state.backupPath}`), r.stdout);
+  assert.match(r.stdout, /to go back: pulse model up datagen --node simB/);
+  assert.equal((await endpoint('simB'))?.enabled, false);
+  sim!.node('simB').setFailure('none');
+});
+
+test('Ctrl-C leaves the deploy to the next pulse: watch runs the worker and finishes it; history lists it', async () => {
+  sim!.node('simC').setReadyDelay(4000);
+  const up = startCli(['model', 'up', 'best', '--node', 'simC'], env);
+  await waitForOutput(up, /→ 7\/9 readiness on simC/);
+  up.child.kill('SIGINT');
+  const d = await up.done;
+  assert.equal(d.code, 130, d.stdout + d.stderr);
+  assert.match(d.stdout, /This pulse ran the deploy's worker, which stops now/);
+  assert.match(d.stdout, /watch it again: pulse model watch --node simC/);
+  const w = await runCli(['model', 'watch', '--node', 'simC'], env);
+  assert.equal(w.code, 0, w.stdout + w.stderr);
+  assert.match(w.stdout, /running one in this process/);
+  assert.match(w.stdout, /up best on simC: ok, node up/);
+  assert.equal(sim!.node('simC').startShCalls().length, 1, 'start.sh ran once');
+  const h = await runCli(['model', 'history', '--node', 'simC', '--json'], env);
+  const rows = JSON.parse(h.stdout) as { action: string; profile: string; result: string }[];
+  assert.deepEqual(rows.map((x) => [x.action, x.profile, x.result]), [['up', 'best', 'ok (up)']]);
+});
