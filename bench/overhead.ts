@@ -1,0 +1,59 @@
+/**
+ * Controller overhead: `up` through Temporal (real dev server, a separate `pulse worker`) against the floor of
+ * running the same node scripts back to back over one ssh connection in one process, with no Temporal. The node
+ * is instantly ready (vLLM listens at once, memory frees at once), so what remains is pulse's own cost.
+ *
+ * - same identity: steps 1, 7, 8, 9 (preflight, readiness, verify, publish state)
+ * - full up (--restart): all nine steps
+ *
+ * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/overhead.js [reps]
+ */
+import { openSession } from '../runtime/node/connect.js';
+import type { UpPlan } from '../workflows/types.js';
+import { startStack, type Stack } from '../test/faults/stack.js';
+import { floorUp } from './floor.js';
+import { median, printTable, round, runMain, timeMs, writeResult } from './lib.js';
+
+const REPS = Number(process.argv[2] ?? 5);
+
+async function temporalUp(stack: Stack, plan: UpPlan): Promise<void> {
+  const out = await stack.outcome(await stack.start(plan));
+  if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack({ nodes: ['simF', 'simT'], readyDelayMs: 0, memory: { recoverMs: 0 } });
+  Object.assign(process.env, stack.env); // the floor's ssh resolves the sim aliases like the worker does
+  try {
+    // Warm both nodes up once (first container, first connection, JIT) so every measured rep is alike.
+    await temporalUp(stack, stack.planUp('simT'));
+    const session = await openSession(stack.planUp('simF').target);
+    const times: Record<string, number[]> = { 'floor same': [], 'temporal same': [], 'floor full': [], 'temporal full': [] };
+    try {
+      await floorUp(session, stack, stack.planUp('simF'), true, -1);
+      for (let rep = 0; rep < REPS; rep++) {
+        times['floor full']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF', 'best', { restart: true }), true, rep))).ms);
+        times['temporal full']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT', 'best', { restart: true })))).ms);
+        times['floor same']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF'), false, rep))).ms);
+        times['temporal same']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT')))).ms);
+      }
+    } finally {
+      await session.close();
+    }
+    const m = (k: string): number => median(times[k] ?? []);
+    const rows = [
+      { path: 'same identity (steps 1,7,8,9)', floorMs: m('floor same'), temporalMs: m('temporal same'), ratio: m('temporal same') / m('floor same'), goal: '<= 1.5' },
+      { path: 'full up (9 steps, --restart)', floorMs: m('floor full'), temporalMs: m('temporal full'), ratio: m('temporal full') / m('floor full'), goal: '<= 1.5' },
+    ];
+    printTable(`controller overhead: median of ${REPS} reps, instantly-ready simulated node`, rows);
+    writeResult('overhead', {
+      reps: REPS,
+      rows: rows.map((r) => ({ ...r, floorMs: round(r.floorMs, 1), temporalMs: round(r.temporalMs, 1), ratio: round(r.ratio, 2), met: r.ratio <= 1.5 })),
+      samplesMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
+    });
+  } finally {
+    await stack.stop();
+  }
+}
+
+runMain(main);
