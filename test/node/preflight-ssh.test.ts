@@ -1,0 +1,89 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { openSession } from '../../runtime/node/connect.js';
+import type { NodeSession } from '../../runtime/node/types.js';
+import { runPreflight, sampleMemory, stepScripts } from '../../runtime/steps/index.js';
+import { PROFILE_IMAGE } from '../sim/index.js';
+import { harness } from './helpers.js';
+import type { Harness } from './helpers.js';
+
+let h: Harness;
+let s: NodeSession;
+
+before(async () => {
+  h = await harness(['spark2']);
+  s = await openSession({ name: 'spark2', host: 'ssh', ssh: 'spark2' });
+});
+after(async () => {
+  await s?.close();
+  await h?.stop();
+});
+
+test('memory: one sample; a node whose memory never frees stays below the gate; the watermark factor is shown', async () => {
+  const node = h.sim.node('spark2');
+  node.setMemory({ pinnedAvailableGiB: 50 });
+  node.setWatermark(300);
+  const m = await sampleMemory(s, 100);
+  assert.ok(Math.abs(m.memAvailableGiB - node.memAvailableGiB()) < 0.1, `${m.memAvailableGiB} vs ${node.memAvailableGiB()}`);
+  assert.ok(m.memAvailableGiB < m.gateGiB);
+  assert.equal(m.gateGiB, 100);
+  assert.equal(m.watermarkScaleFactor, 300);
+  node.setMemory({ pinnedAvailableGiB: null });
+  node.setWatermark(10);
+  assert.ok((await sampleMemory(s, 100)).memAvailableGiB >= 100);
+});
+
+test('preflight refuses another vLLM container and a missing image, reads the .env diff without values, writes nothing', async () => {
+  const node = h.sim.node('spark2');
+  const plan = h.plan('spark2', 'datagen');
+  writeFileSync(node.envPath, `${plan.env.text.replace('MAX_NUM_SEQS="8"', 'MAX_NUM_SEQS="2"')}OLD_KEY=1\nAPI_KEY=sk-preflight-secret\n`);
+  const before = readdirSync(node.recipeDir).sort();
+  node.exec(`docker run -d --name vllm-other ${PROFILE_IMAGE} sleep 600 >/dev/null`);
+  node.removeImage(PROFILE_IMAGE);
+  try {
+    const r = await runPreflight(s, plan);
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.otherVllmContainers, ['vllm-other']);
+    const failed = r.checks.filter((c) => !c.ok).map((c) => c.name).sort();
+    assert.deepEqual(failed, ['image', 'no-other-vllm']);
+    assert.deepEqual(r.diff, { added: [], removed: ['OLD_KEY'], changed: ['MAX_NUM_SEQS'] });
+    assert.deepEqual(r.currentIdentity, plan.env.identity);
+    assert.equal(r.currentBodyMatches, false, 'the body was edited after the render');
+    assert.ok(!JSON.stringify(r).includes('sk-preflight-secret'));
+    assert.deepEqual(readdirSync(node.recipeDir).sort(), before);
+  } finally {
+    node.addImage(PROFILE_IMAGE);
+    node.exec('docker rm -f vllm-other >/dev/null');
+  }
+});
+
+test('preflight counts open client connections on the server port', async () => {
+  const plan = h.plan('spark2', 'datagen');
+  const server = net.createServer(() => undefined);
+  await new Promise<void>((res) => server.listen(plan.expect.port, '127.0.0.1', () => res()));
+  const clients = await Promise.all([1, 2].map(() => new Promise<net.Socket>((res) => {
+    const c = net.connect(plan.expect.port, '127.0.0.1', () => res(c));
+  })));
+  try {
+    assert.equal((await runPreflight(s, plan)).openConnections, 2);
+  } finally {
+    clients.forEach((c) => c.destroy());
+    await new Promise((res) => server.close(res));
+  }
+});
+
+test('stepScripts: the exact text of every step, prelude and quoted inputs first, never --no-launch', () => {
+  const plan = h.plan('spark2', 'best');
+  const steps = stepScripts(plan);
+  assert.deepEqual(steps.map((x) => x.step), ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']);
+  for (const st of steps) {
+    assert.ok(st.script.startsWith('# pulse prelude'), st.step);
+    assert.match(st.script, /^export PULSE_[A-Z_]+='/m);
+  }
+  const start = steps.find((x) => x.step === 'start')?.script ?? '';
+  assert.ok(!/start\.sh.*--no-launch|"\$start" --no-launch/.test(start));
+  assert.match(start, /setsid nohup env -i/);
+  assert.deepEqual(stepScripts({ ...plan, action: 'down' } as never).map((x) => x.step), ['stop']);
+});
