@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Regenerates the replay fixtures in test/histories/ from real runs (dev server + simulator + real activities):
+# up (full), up (same identity), down, up never ready (compensation), and crash-resume during write-env, start and
+# readiness. Run after an INTENDED, patched() change of workflow code, then commit the new JSON files next to the
+# old ones you still need to replay (histories of deploys that may still be running must keep replaying).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+npx tsc || echo "regenerate: tsc reported type errors; JS was emitted, continuing" >&2
+node dist/worker/build-bundle.js
+export PULSE_RECORD_HISTORIES=1
+node --test dist/test/engine/real-runs.test.js
+node --test dist/test/engine/crash-resume.test.js
+ls -l test/histories/*.json
