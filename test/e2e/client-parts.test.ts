@@ -1,0 +1,113 @@
+/** The client's pure parts, table-driven: printer, poller liveness, exit codes, rollback hint, history query, TLS env. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ProgressPrinter } from '../../cli/progress-printer.js';
+import { pollerAlive } from '../../cli/commands/worker.js';
+import { exitCodeOf } from '../../cli/commands/watch.js';
+import { rollbackHintOf } from '../../cli/commands/up.js';
+import { historyQuery } from '../../cli/commands/history.js';
+import { tlsFromEnv, uiLink } from '../../cli/temporal.js';
+import { startDevArgs } from '../../cli/embedded-server.js';
+import type { DeployResult, NodeState, WaitProgress } from '../../workflows/types.js';
+
+function sink(isTTY: boolean) {
+  const out = { text: '', isTTY, write: (s: string) => (out.text += s) };
+  return out;
+}
+const wait = (attempt: number, elapsedS: number): WaitProgress => ({ step: 'readiness', attempt, lastAnswer: 'HTTP 503', elapsedS, timeoutS: 2100 });
+
+test('on a TTY the wait line is rewritten in place and cleared before the next step line', () => {
+  const out = sink(true);
+  const p = new ProgressPrinter(out);
+  p.waitProgress(wait(1, 1));
+  p.waitProgress(wait(2, 2));
+  p.stepEnded('7/9 readiness on n', 'ok', 2500, null);
+  assert.equal(out.text, '\r\x1b[2K  … readiness: attempt 1, last answer: HTTP 503, 1 s of 2100 s\r\x1b[2K  … readiness: attempt 2, last answer: HTTP 503, 2 s of 2100 s\r\x1b[2K✓ 7/9 readiness on n (2.5 s)\n');
+});
+
+test('without a TTY a wait line is printed at most every 30 s', () => {
+  let now = 0;
+  const out = sink(false);
+  const p = new ProgressPrinter(out, () => now);
+  p.waitProgress(wait(1, 0));
+  now = 29_000;
+  p.waitProgress(wait(30, 29));
+  now = 30_000;
+  p.waitProgress(wait(31, 30));
+  assert.deepEqual(out.text.trim().split('\n').map((l) => /attempt (\d+)/.exec(l)?.[1]), ['1', '31']);
+});
+
+test('a failed result shows the error, warnings, the backup path and the rollback command', () => {
+  const out = sink(false);
+  const r: DeployResult = {
+    ok: false, node: 'n', action: 'up', profile: 'best', mode: 'full', state: 'failed', backupPath: '/r/.env.pulse-bak-1',
+    rollbackCommand: 'pulse model up datagen --node n', error: 'readiness: not ready', warnings: ['w1'], clientNotes: ['note'], steps: [],
+  };
+  new ProgressPrinter(out).outcome({ kind: 'closed', status: 'failed', result: r, error: 'readiness: not ready', errorType: 'DeployFailed' }, 'up best on n');
+  assert.equal(out.text, [
+    'up best on n: FAILED, node failed: readiness: not ready', '  warning: w1', '  pulse-client: note',
+    '  backup of the previous .env: /r/.env.pulse-bak-1', '  to go back: pulse model up datagen --node n', '',
+  ].join('\n'));
+});
+
+test('exit code: 0 only on success; failure types map to the CLI exit codes; detach is 130', () => {
+  const base = { ok: false, node: 'n', action: 'up', profile: null, mode: 'full', state: 'failed', backupPath: null, rollbackCommand: null, error: 'x', warnings: [], clientNotes: [], steps: [] } as DeployResult;
+  const cases: [Partial<DeployResult>, number][] = [[{ ok: true }, 0], [{ errorType: 'Timeout' }, 8], [{ errorType: 'Refused' }, 4], [{ errorType: 'Cancelled' }, 1], [{}, 1]];
+  for (const [patch, code] of cases) {
+    assert.equal(exitCodeOf({ kind: 'closed', status: 'failed', result: { ...base, ...patch }, error: null, errorType: null }), code, JSON.stringify(patch));
+  }
+  assert.equal(exitCodeOf({ kind: 'detached' }), 130);
+});
+
+test('a poller on this host is alive only while its pid lives; a remote one by its last poll', () => {
+  const host = os.hostname();
+  const now = 1_000_000_000;
+  assert.equal(pollerAlive({ identity: `${process.pid}@${host}` }, now, host), true);
+  assert.equal(pollerAlive({ identity: `2147483000@${host}` }, now, host), false);
+  assert.equal(pollerAlive({ identity: '1@elsewhere', lastAccessTime: { seconds: now / 1000 - 10 } }, now, host), true);
+  assert.equal(pollerAlive({ identity: '1@elsewhere', lastAccessTime: { seconds: now / 1000 - 600 } }, now, host), false);
+});
+
+test('rollback hint from the saved node state', () => {
+  const s = (patch: Partial<NodeState>) => ({ state: 'up', profile: 'datagen', previousProfile: 'capture', ...patch }) as NodeState;
+  assert.equal(rollbackHintOf(null, 'n', false), null);
+  assert.equal(rollbackHintOf(s({}), 'n', false), 'pulse model up datagen --node n');
+  assert.equal(rollbackHintOf(s({ state: 'failed' }), 'n', true), 'pulse model up capture --node n --yes');
+  assert.equal(rollbackHintOf(s({ state: 'down' }), 'n', false), 'pulse model down --node n');
+});
+
+test('history query filters by node and refuses a name that could break the query', () => {
+  assert.equal(historyQuery('spark2'), "WorkflowType IN ('upWorkflow', 'downWorkflow') AND PulseNode = 'spark2'");
+  assert.throws(() => historyQuery("x' OR '1'='1"), /not a valid node name/);
+});
+
+test('TLS and the UI link follow the usual environment variables', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pulse-tls-'));
+  try {
+    for (const f of ['c.pem', 'k.pem', 'ca.pem']) writeFileSync(path.join(dir, f), f);
+    const tls = tlsFromEnv({ TEMPORAL_TLS_CERT: path.join(dir, 'c.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'k.pem'), TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
+    assert.ok(typeof tls === 'object');
+    assert.equal(tls.clientCertPair?.crt.toString(), 'c.pem');
+    assert.equal(tls.serverRootCACertificate?.toString(), 'ca.pem');
+    assert.equal(tls.serverNameOverride, 'temporal.internal');
+    assert.equal(tlsFromEnv({}), undefined);
+    assert.equal(tlsFromEnv({ TEMPORAL_TLS: 'true' }), true);
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CERT: 'x' }), /must be set together/);
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CA: path.join(dir, 'missing') }), /TEMPORAL_TLS_CA: cannot read/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const target = { address: 'a:1', namespace: 'prod ns', tls: undefined, apiKey: undefined, embedded: null, uiBase: 'https://ui' };
+  assert.equal(uiLink(target, 'pulse-model-x', 'r'), 'https://ui/namespaces/prod%20ns/workflows/pulse-model-x/r/history');
+  assert.equal(uiLink({ ...target, uiBase: null }, 'pulse-model-x', 'r'), null);
+});
+
+test('the embedded server runs start-dev on loopback with SQLite, the UI on port + 1000 and the search attributes', () => {
+  const args = startDevArgs('/s/temporal/dev.db', 7233).join(' ');
+  assert.match(args, /^server start-dev --db-filename \/s\/temporal\/dev\.db --ip 127\.0\.0\.1 --port 7233 --ui-port 8233 /);
+  assert.match(args, /--dynamic-config-value frontend\.enableServerVersionCheck=false/);
+  for (const sa of ['PulseNode', 'PulseProfile', 'PulseAction']) assert.ok(args.includes(`--search-attribute ${sa}=Keyword`), sa);
+});
