@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processesIn } from '../sim/procs.js';
+import { mountNamespace, mountTag, processesIn } from '../sim/procs.js';
 import { reapStaleSims } from '../sim/registry.js';
 import { PROFILE_IMAGE } from '../sim/index.js';
 
@@ -35,7 +36,7 @@ test('a test process that exits without stop() still kills its nodes (exit hook)
   const { child, dir, ns } = await childWithSim('setTimeout(() => process.exit(1), 100);');
   await new Promise((r) => child.on('exit', r));
   try {
-    assert.deepEqual(processesIn(new Set(ns)), []);
+    assert.deepEqual(processesIn(new Set(ns), mountTag(dir)), []);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -44,13 +45,34 @@ test('a test process that exits without stop() still kills its nodes (exit hook)
 test('the nodes of a SIGKILLed test process are reaped by the next sim start', async () => {
   const { child, dir, ns } = await childWithSim('setInterval(() => undefined, 1000);');
   try {
-    assert.ok(processesIn(new Set(ns)).length >= 2, 'sshd and the container run');
+    assert.ok(processesIn(new Set(ns), mountTag(dir)).length >= 2, 'sshd and the container run');
     child.kill('SIGKILL');
     await new Promise((r) => child.on('exit', r));
-    assert.ok(processesIn(new Set(ns)).length >= 2, 'no exit hook runs on SIGKILL');
+    assert.ok(processesIn(new Set(ns), mountTag(dir)).length >= 2, 'no exit hook runs on SIGKILL');
     reapStaleSims();
-    assert.deepEqual(processesIn(new Set(ns)), []);
+    assert.deepEqual(processesIn(new Set(ns), mountTag(dir)), []);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a stale registry entry never kills a namespace that is not a sim node (namespace ids are recycled)', async () => {
+  const other = spawn('unshare', ['--mount', '--propagation', 'private', 'sleep', '30'], { stdio: 'ignore' });
+  const gone = spawn('true');
+  await new Promise((r) => gone.on('exit', r));
+  try {
+    let ns: string | null = null;
+    for (let i = 0; i < 100 && (ns === null || ns === mountNamespace(process.pid)); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      ns = mountNamespace(other.pid!);
+    }
+    const registry = path.join(os.tmpdir(), 'pulse-sim-registry');
+    fs.mkdirSync(registry, { recursive: true });
+    fs.writeFileSync(path.join(registry, `${gone.pid}-fake.json`), JSON.stringify({ owner: gone.pid, dir: '/tmp/pulse-sim-gone', ns: [ns] }));
+    reapStaleSims();
+    assert.equal(other.exitCode, null);
+    assert.equal(other.signalCode, null, 'the unrelated process survived');
+  } finally {
+    other.kill('SIGKILL');
   }
 });

@@ -17,7 +17,7 @@ import { writeNodesJson } from './nodes-json.js';
 import type { NodesJsonOptions } from './nodes-json.js';
 import { nodePaths } from './paths.js';
 import { pickPort } from './ports.js';
-import { killNamespaces } from './procs.js';
+import { killNamespaces, mountTag } from './procs.js';
 import { forgetSim, registerSim, reapStaleSims, updateEntry } from './registry.js';
 import { writeKnownHosts, writeSshConfig } from './ssh-files.js';
 import type { HostEntry, KnownHostsOptions } from './ssh-files.js';
@@ -126,7 +126,7 @@ export class Sim {
     if (this.timer) clearInterval(this.timer);
     const all = new Set<string>();
     for (const n of this.nodes) n.namespaces.forEach((ns) => all.add(ns));
-    killNamespaces(all);
+    killNamespaces(all, mountTag(this.dir));
   }
 }
 

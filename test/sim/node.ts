@@ -15,7 +15,7 @@ import { availableGiB, readWatermark, renderMeminfo, rewriteInPlace } from './me
 import type { MemorySettings } from './memory.js';
 import type { NodePaths } from './paths.js';
 import { CONTAINER_NAME } from './paths.js';
-import { killNamespaces, mountNamespace, processesIn, signalPid } from './procs.js';
+import { killNamespaces, mountNamespace, mountTag, processesIn, signalPid } from './procs.js';
 import { startSshd } from './sshd.js';
 
 export type StopMode = 'ok' | 'fail' | 'hang' | 'noop';
@@ -58,6 +58,11 @@ export class SimNode extends NodeRecords {
     return CONTAINER_NAME;
   }
 
+  /** What this node's mounts show in /proc/PID/mountinfo (see procs.ts). */
+  private get tag(): string {
+    return mountTag(path.dirname(path.dirname(this.paths.root)), this.name);
+  }
+
   /** Starts (or restarts) the node's sshd in a fresh mount namespace. */
   async startSshd(): Promise<void> {
     if (this.sshd && this.sshd.exitCode === null) return;
@@ -80,7 +85,7 @@ export class SimNode extends NodeRecords {
 
   /** Drops every open ssh connection (SIGKILL to the per-connection sshd processes), like a lost link. */
   killSshSessions(): void {
-    for (const pid of processesIn(this.namespaces)) {
+    for (const pid of processesIn(this.namespaces, this.tag)) {
       if (pid === this.sshd?.pid) continue;
       try {
         if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sshd') signalPid(pid);
@@ -95,18 +100,18 @@ export class SimNode extends NodeRecords {
     const listener = this.sshd?.pid;
     const others = new Set(this.namespaces);
     for (let i = 0; i < 20; i++) {
-      const pids = processesIn(others).filter((p) => p !== listener);
+      const pids = processesIn(others, this.tag).filter((p) => p !== listener);
       if (pids.length === 0) break;
       pids.forEach((p) => signalPid(p));
       await new Promise((r) => setTimeout(r, 20));
     }
     await this.stopSshd();
-    killNamespaces(others);
+    killNamespaces(others, this.tag);
   }
 
   /** Live pids of the node (its sshd, sessions, containers, detached scripts). */
   processes(): number[] {
-    return processesIn(this.namespaces);
+    return processesIn(this.namespaces, this.tag);
   }
 
   /** Runs a bash script inside the node's mount namespace (sees the node's /proc/meminfo and tools). */

@@ -4,6 +4,7 @@
  * one tag no script can drop, so stop() kills by namespace, not by name.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 
 /** The mount namespace id (`mnt:[4026532178]`) of a process, or null when it is gone. */
 export function mountNamespace(pid: number): string | null {
@@ -14,23 +15,43 @@ export function mountNamespace(pid: number): string | null {
   }
 }
 
-/** Pids of live processes in any of the namespaces `nsIds`. */
-export function processesIn(nsIds: ReadonlySet<string>): number[] {
+/**
+ * Pids of live processes in any of the namespaces `nsIds` whose mounts show `tag`: a namespace id is recycled once
+ * its namespace is gone, so an old id alone must never select (or kill) somebody else's processes.
+ */
+export function processesIn(nsIds: ReadonlySet<string>, tag: string): number[] {
   if (nsIds.size === 0) return [];
   const self = mountNamespace(process.pid);
   const out: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const ns = mountNamespace(Number(entry));
-    if (ns !== null && ns !== self && nsIds.has(ns)) out.push(Number(entry));
+    if (ns !== null && ns !== self && nsIds.has(ns) && hasMount(Number(entry), tag)) out.push(Number(entry));
   }
   return out;
 }
 
-/** SIGKILLs every process in the namespaces until none is left (processes may fork while we kill). */
-export function killNamespaces(nsIds: ReadonlySet<string>, rounds = 20): number[] {
+/**
+ * The text every mount of a sim node shows in /proc/PID/mountinfo: `<sim dir name>/nodes/<node>/` (the mount
+ * root is relative to its filesystem, so the absolute sim dir may not appear when /tmp is its own filesystem).
+ */
+export function mountTag(simDir: string, node = ''): string {
+  return `${path.basename(simDir)}/nodes/${node ? `${node}/` : ''}`;
+}
+
+/** True when the process's mounts show `tag` (it lives in a namespace that mounts the sim's files). */
+export function hasMount(pid: number, tag: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/mountinfo`, 'utf8').includes(tag);
+  } catch {
+    return false;
+  }
+}
+
+/** SIGKILLs every process of processesIn(nsIds, tag) until none is left (processes may fork while we kill). */
+export function killNamespaces(nsIds: ReadonlySet<string>, tag: string, rounds = 20): number[] {
   for (let i = 0; i < rounds; i++) {
-    const pids = processesIn(nsIds);
+    const pids = processesIn(nsIds, tag);
     if (pids.length === 0) return [];
     for (const pid of pids) {
       try {
@@ -44,7 +65,7 @@ export function killNamespaces(nsIds: ReadonlySet<string>, rounds = 20): number[
       /* short spin: dying processes leave /proc quickly, and this also runs in process.on('exit') */
     }
   }
-  return processesIn(nsIds);
+  return processesIn(nsIds, tag);
 }
 
 /** Sends `signal` to one pid, ignoring a process that is already gone. */

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Sim } from './index.js';
-import { killNamespaces } from './procs.js';
+import { killNamespaces, mountTag } from './procs.js';
 
 const live = new Set<Sim>();
 const REGISTRY = path.join(os.tmpdir(), 'pulse-sim-registry');
@@ -22,7 +22,12 @@ export function registerSim(sim: Sim): void {
   live.add(sim);
   if (!exitHook) {
     exitHook = true;
-    process.on('exit', () => live.forEach((s) => s.killSync()));
+    process.on('exit', () =>
+      live.forEach((s) => {
+        s.killSync();
+        fs.rmSync(entryFile(s), { force: true });
+      }),
+    );
   }
   updateEntry(sim);
 }
@@ -65,9 +70,9 @@ export function reapStaleSims(): void {
   for (const f of files) {
     const file = path.join(REGISTRY, f);
     try {
-      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; ns: string[] };
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ns: string[] };
       if (alive(entry.owner)) continue;
-      killNamespaces(new Set(entry.ns));
+      killNamespaces(new Set(entry.ns), mountTag(entry.dir));
       fs.rmSync(file, { force: true });
     } catch {
       fs.rmSync(file, { force: true });
