@@ -20,6 +20,8 @@ async function main(argv: string[]): Promise<void> {
   }
   const names = arg(argv, '--names');
   const dir = path.resolve(arg(argv, '--dir') ?? '/tmp/pulse-sim');
+  // env.sh appears only when the nodes run (scripts wait for it), so an old one must not linger.
+  fs.rmSync(path.join(dir, 'env.sh'), { force: true });
   const sim = await startSim({
     nodes: names ? names.split(',') : Number(arg(argv, '--nodes') ?? 2),
     dir,
