@@ -1,0 +1,115 @@
+/**
+ * Activity edge, without a server (MockActivityEnvironment): the one failure classifier, wait resume from heartbeat
+ * details (a crash keeps the first attempt's deadline and the attempt count), cancellation reaching the node step as
+ * an aborted signal, and the state activities (workflow/run IDs, no secret in a stored error).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { classify, toFailure } from '../../activities/errors.js';
+import { createActivities } from '../../activities/index.js';
+import type { WaitCheckpoint } from '../../activities/wait.js';
+import { PulseError } from '../../runtime/errors.js';
+import type { PulseErrorKind } from '../../runtime/errors.js';
+import type { StateInput } from '../../activities/contract.js';
+import { fakeDeps } from '../workflows/fake-deps.js';
+import { upPlan } from '../workflows/fixtures.js';
+
+const quiet = { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } };
+
+describe('activities/errors.ts: one classification', () => {
+  const table: [PulseErrorKind, string, boolean][] = [
+    ['config', 'ConfigError', false], ['usage', 'ConfigError', false], ['refused', 'Refused', false],
+    ['precondition', 'PreconditionFailed', false], ['unreachable', 'Unreachable', true], ['not-ready', 'NotReady', true],
+    ['timeout', 'Timeout', false], ['script', 'ScriptFailed', true], ['internal', 'InternalError', true],
+  ];
+  for (const [kind, type, retry] of table) {
+    it(`${kind} → ${type}, ${retry ? 'retryable' : 'non-retryable'}`, () => {
+      const c = classify(new PulseError(kind, 'x'), 1);
+      assert.equal(c.type, type);
+      assert.equal(c.retry, retry);
+    });
+  }
+  it('an unexplained script failure stops retrying at the third attempt', () => {
+    assert.equal(classify(new PulseError('script', 'x'), 2).retry, true);
+    assert.equal(classify(new PulseError('script', 'x'), 3).retry, false);
+  });
+  it('socket and ssh2 errors are Unreachable (retryable)', () => {
+    const e = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:22'), { code: 'ECONNREFUSED' });
+    assert.deepEqual([classify(e, 1).type, classify(e, 1).retry], ['Unreachable', true]);
+    const t = Object.assign(new Error('Timed out while waiting for handshake'), { level: 'client-timeout' });
+    assert.equal(classify(t, 1).type, 'Unreachable');
+  });
+  it('the failure carries no secret value and keeps the hint', () => {
+    const f = toFailure(new PulseError('precondition', 'bad line API_KEY=sk-123 in .env', { hint: 'fix HF_TOKEN=hf_x' }), 1, false);
+    assert.ok(f instanceof ApplicationFailure);
+    assert.equal(f.type, 'PreconditionFailed');
+    assert.equal(f.nonRetryable, true);
+    assert.doesNotMatch(JSON.stringify([f.message, f.details]), /sk-123|hf_x/);
+  });
+});
+
+describe('waits resume from heartbeat details', () => {
+  it('a retried readiness wait keeps the first attempt deadline and attempt count', async () => {
+    const now = 1_000_000;
+    const cp: WaitCheckpoint = { step: 'readiness', attempt: 7, lastAnswer: 'HTTP 503', elapsedS: 9, timeoutS: 10, startedAtMs: now - 11_000, deadlineMs: now - 1_000 };
+    const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => now } });
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: cp }, quiet);
+    const err = await env.run(createActivities(deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
+    assert.ok(err instanceof ApplicationFailure);
+    assert.equal(err.type, 'Timeout');
+    assert.equal(err.nonRetryable, true);
+    assert.match(err.message, /within 10 s \(8 probes/);
+  });
+
+  it('heartbeats WaitProgress on every probe and succeeds when the gate is reached', async () => {
+    let t = 0;
+    let samples = 0;
+    const { deps } = fakeDeps(
+      { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= 3 ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
+      { clock: { now: () => t }, sleep: async (ms) => { t += ms; } },
+    );
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const beats: WaitCheckpoint[] = [];
+    env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
+    const m = (await env.run(createActivities(deps).waitForMemory, upPlan())) as { memAvailableGiB: number };
+    assert.equal(m.memAvailableGiB, 100);
+    assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 1, 600], ['memory', 3, 2, 600]]);
+    assert.equal(beats[0]?.lastAnswer, 'MemAvailable 90 GiB < 100 GiB');
+    assert.equal(beats[0]?.deadlineMs, 600_000);
+  });
+});
+
+describe('node steps and state activities', () => {
+  it('cancelling the activity aborts the signal the node step got (the node layer kills the remote group)', async () => {
+    let seen: AbortSignal | undefined;
+    const { deps } = fakeDeps({
+      stopServer: (_s, _r, o) => new Promise((_resolve, reject) => {
+        seen = o?.signal;
+        o?.signal?.addEventListener('abort', () => reject(new Error('killed')));
+      }),
+    });
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const p = env.run(createActivities(deps).stopServer, { node: 'spark2', target: upPlan().target, recipe: upPlan().recipe }).catch((e: unknown) => e);
+    while (!seen) await new Promise((r) => setTimeout(r, 5));
+    env.cancel();
+    await p;
+    assert.equal(seen.aborted, true);
+  });
+
+  it('publishState stamps workflow and run IDs; markFailed stores failed without a secret value', async () => {
+    const { deps, mem } = fakeDeps({});
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const input: StateInput = {
+      node: 'spark2', state: 'up', action: 'up', profile: 'best', identity: null, backupPath: null, logPath: null, kvCacheLine: null,
+      maxModelLen: null, servedModelName: null, overlayManifest: null, error: null, previousProfile: null, fleet: upPlan().fleet,
+    };
+    await env.run(createActivities(deps).markFailed, { ...input, error: 'start: API_KEY=sk-999 refused' });
+    const s = mem.states.get('spark2');
+    assert.equal(s?.state, 'failed');
+    assert.equal(s?.workflowId, env.context.info.workflowExecution?.workflowId);
+    assert.doesNotMatch(s?.error ?? '', /sk-999/);
+    assert.equal(mem.fragments.length, 1);
+  });
+});
