@@ -84,18 +84,21 @@ describe('waits resume from heartbeat details', () => {
 describe('node steps and state activities', () => {
   it('cancelling the activity aborts the signal the node step got (the node layer kills the remote group)', async () => {
     let seen: AbortSignal | undefined;
+    let entered = false;
     const { deps } = fakeDeps({
       stopServer: (_s, _r, o) => new Promise((_resolve, reject) => {
+        entered = true;
         seen = o?.signal;
+        setTimeout(() => reject(new Error('no abort within 5 s')), 5000).unref();
         o?.signal?.addEventListener('abort', () => reject(new Error('killed')));
       }),
     });
     const env = new MockActivityEnvironment(undefined, quiet);
     const p = env.run(createActivities(deps).stopServer, { node: 'spark2', target: upPlan().target, recipe: upPlan().recipe }).catch((e: unknown) => e);
-    while (!seen) await new Promise((r) => setTimeout(r, 5));
+    while (!entered) await new Promise((r) => setTimeout(r, 5));
     env.cancel();
     await p;
-    assert.equal(seen.aborted, true);
+    assert.equal(seen?.aborted, true);
   });
 
   it('publishState stamps workflow and run IDs; markFailed stores failed without a secret value', async () => {
