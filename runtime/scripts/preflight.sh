@@ -22,6 +22,14 @@ if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then
   if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1; then check image true "$PULSE_IMAGE"; else check image false "image $PULSE_IMAGE is not on the node"; fi
 fi
 
+# A bind-mounted FILE keeps its old inode in a running container, so its ctime decides whether the server must
+# restart; a mounted directory shows changes live (and vLLM writes into its caches), so it does not count.
+file_ctime() {
+  local ct
+  [[ -f $1 ]] || return 0
+  ct=$(find -L "$1" -maxdepth 0 -printf '%C@' 2>/dev/null || true)
+  [[ -z $ct ]] || pulse_record mount-ctime path="$1" ctime:="$ct"
+}
 # A pulse-mkdir directory (or a path under it) does not exist yet before step 2 creates it.
 will_mkdir() {
   local d
@@ -35,8 +43,7 @@ while IFS=$'\t' read -r src dst _mode; do
   [[ -n $src ]] || continue
   if [[ -e $src ]]; then
     check "mount:$dst" true "$src"
-    ct=$(pulse_ctime "$src")
-    [[ -z $ct ]] || pulse_record mount-ctime path="$src" ctime:="$ct"
+    file_ctime "$src"
   elif will_mkdir "$src"; then
     check "mount:$dst" true "$src (created by the mkdir step)"
   else
@@ -49,8 +56,13 @@ if [[ -n $PULSE_MODEL && -n $PULSE_HF_HOME ]]; then
   found=$(compgen -G "$snap/*/config.json" | head -n 1 || true)
   if [[ -n $found ]]; then check hf-cache true "$found"; else check hf-cache false "no $snap/*/config.json for $PULSE_MODEL"; fi
 fi
-[[ -z $PULSE_CHAT_TEMPLATE ]] || file_check chat-template "$(pulse_abs "$PULSE_CHAT_TEMPLATE")" CHAT_TEMPLATE
-[[ -z $PULSE_MTP_DRAFT_VOCAB ]] || file_check mtp-draft-vocab "$(pulse_abs "$PULSE_MTP_DRAFT_VOCAB")" MTP_DRAFT_VOCAB
+# start.sh bind-mounts CHAT_TEMPLATE and MTP_DRAFT_VOCAB itself: check them, and count their ctime too.
+for pair in "chat-template CHAT_TEMPLATE ${PULSE_CHAT_TEMPLATE:-}" "mtp-draft-vocab MTP_DRAFT_VOCAB ${PULSE_MTP_DRAFT_VOCAB:-}"; do
+  read -r name key rel <<<"$pair"
+  [[ -n $rel ]] || continue
+  file_check "$name" "$(pulse_abs "$rel")" "$key"
+  file_ctime "$(pulse_abs "$rel")"
+done
 
 # The current .env, read without executing it. Values are reported only as sha256 of the normalised value;
 # HF_TOKEN and API_KEY are skipped entirely.
@@ -69,10 +81,12 @@ else
 fi
 
 if [[ $have_docker == true ]]; then
-  field() { docker inspect --format "$1" "$PULSE_CONTAINER" 2>/dev/null | head -n 1; }
-  if docker inspect "$PULSE_CONTAINER" >/dev/null 2>&1; then
-    pulse_record container name="$PULSE_CONTAINER" running:="$(field '{{.State.Running}}')" \
-      status="$(field '{{.State.Status}}')" image="$(field '{{.Config.Image}}')" startedAt="$(field '{{.State.StartedAt}}')"
+  # One inspect call (each docker call costs time on a busy node). The separators are real tabs: docker inspect,
+  # unlike docker ps, does not turn a written \t into one.
+  fmt=$'{{.State.Running}}\t{{.State.Status}}\t{{.Config.Image}}\t{{.State.StartedAt}}'
+  if info=$(docker inspect --format "$fmt" "$PULSE_CONTAINER" 2>/dev/null); then
+    IFS=$'\t' read -r running status image started <<<"$(head -n 1 <<<"$info")"
+    pulse_record container name="$PULSE_CONTAINER" running:="$running" status="$status" image="$image" startedAt="$started"
   fi
   # Another vLLM server on this GPU (the recipe's own container is the one up replaces).
   others=()
