@@ -1,70 +1,80 @@
 /**
- * The deploy the browser test looks at. It runs the real upWorkflow on a real dev server, started the way the
- * CLI starts it (workflow ID, search attributes, static summary) and served by a worker from worker/main.ts, and
- * returns the UI link that the CLI's own `uiLink()` prints for it.
- *
- * NOTE: the activities here are the scripted fakes of test/e2e/fake-activities.ts, because the simulator had no
- * `startSim()` and `pulse model up` no end-to-end path yet when this was written. The browser checks only what the
- * UI shows of the workflow (its ID, summary, search attributes and the activity of each step), which is the same
- * for the fake and the real activities; the simulator and CLI tiers cover what the activities do on a node.
+ * The deploys the browser test looks at, made the way an operator makes them in production: a `pulse worker`
+ * process and `node bin/pulse-cli model up|down`, both with TEMPORAL_ADDRESS and PULSE_TEMPORAL_UI pointing at a
+ * dev server with its UI, against simulated nodes (test/sim, real sshd). The UI link is read from what the CLI
+ * prints.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { uiLink } from '../../cli/temporal.js';
-import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { loadProfiles } from '../../runtime/config/profiles.js';
-import { buildUpPlan } from '../../runtime/plan.js';
-import { createPulseWorker } from '../../worker/main.js';
-import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
-import type { DeployResult } from '../../workflows/types.js';
-import { fakeActivities } from '../e2e/fake-activities.js';
+import { startCli, waitForOutput, type CliResult } from '../helpers/cli.js';
 import type { DevServer } from '../helpers/dev-server.js';
+import type { Sim } from '../sim/index.js';
 
-export interface UiDeploy {
-  node: string;
-  profile: string;
+export interface CliDeploy {
+  result: CliResult;
+  /** The Temporal UI link the CLI printed for the run. */
+  link: string;
   workflowId: string;
   runId: string;
-  summary: string;
-  result: DeployResult;
-  /** The link the CLI prints for this run. */
-  link: string;
 }
 
-/** Runs `up <profile>` on a node of runtime/nodes.example.json to completion and returns its UI link. */
-export async function runDeploy(server: DevServer, stateDir: string, node: string, profile: string): Promise<UiDeploy> {
-  if (!server.uiUrl) throw new Error('the dev server runs without its UI');
-  const config = loadNodesConfig(path.join(repoRoot(), 'runtime/nodes.example.json'));
-  const opts = { profile, node, overlay: null, overlayWins: false, yes: true, restart: false, timeoutS: undefined, minMemGib: undefined };
-  const plan = { ...buildUpPlan(config, loadProfiles(), opts, new Date()), rollbackHint: null };
-  const summary = `up ${profile} on ${node}`; // what cli/commands/up.ts passes as the static summary
-  const native = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
+/** Each CLI run gets this long; a hung run is killed so the test still cleans up and fails with its output. */
+const CLI_LIMIT_MS = 60_000;
+
+/** Environment that points the CLI at the dev server, the sim's nodes and ssh config, and a private state dir. */
+export function cliEnv(server: DevServer, sim: Sim, stateDir: string): NodeJS.ProcessEnv {
+  const nodes = path.join(stateDir, 'nodes.json');
+  sim.writeNodesJson(nodes);
+  return {
+    ...sim.env(),
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    PULSE_TEMPORAL_UI: server.uiUrl ?? '',
+    PULSE_STATE_DIR: path.join(stateDir, 'state'),
+    PULSE_NODES: nodes,
+  };
+}
+
+/** Runs `pulse model <args>` to its end (killed after CLI_LIMIT_MS) and returns the UI link it printed. */
+export async function runCliDeploy(args: string[], env: NodeJS.ProcessEnv): Promise<CliDeploy> {
+  const run = startCli(['model', ...args], env);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), CLI_LIMIT_MS);
+  let result: CliResult;
   try {
-    const worker = await createPulseWorker({ connection: native, namespace: server.namespace, stateDir, activities: fakeActivities });
-    const client = new Client({ connection, namespace: server.namespace });
-    const workflowId = workflowIdFor(node);
-    const handle = await client.workflow.start(UP_WORKFLOW, {
-      taskQueue: TASK_QUEUE,
-      workflowId,
-      args: [plan],
-      typedSearchAttributes: [{ key: SA_NODE, value: node }, { key: SA_ACTION, value: 'up' }, { key: SA_PROFILE, value: profile }],
-      staticSummary: summary,
-    });
-    const result = (await worker.runUntil(handle.result())) as DeployResult;
-    const runId = handle.firstExecutionRunId;
-    const link = uiLink({ uiBase: server.uiUrl, namespace: server.namespace, address: server.address, tls: undefined, apiKey: undefined, embedded: null }, workflowId, runId);
-    if (!link) throw new Error('uiLink returned no link although the UI base is known');
-    return { node, profile, workflowId, runId, summary, result, link };
+    result = await run.done;
   } finally {
-    await connection.close();
-    await native.close();
+    clearTimeout(timer);
   }
+  const out = `${result.stdout}\n${result.stderr}`;
+  if (result.code !== 0) throw new Error(`pulse model ${args.join(' ')} exited ${result.code ?? result.signal}:\n${out}`);
+  const base = env['PULSE_TEMPORAL_UI'] ?? '';
+  const link = out.split(/\s+/).find((w) => base !== '' && w.startsWith(`${base}/`));
+  if (!link) throw new Error(`pulse model ${args.join(' ')} printed no UI link under ${base}:\n${out}`);
+  const m = /\/workflows\/([^/]+)\/([^/]+)\/history$/.exec(link);
+  if (!m) throw new Error(`unexpected UI link ${link}`);
+  return { result, link, workflowId: decodeURIComponent(m[1]!), runId: decodeURIComponent(m[2]!) };
 }
 
-/** The repo root, from dist/test/browser/deploy.js. */
-function repoRoot(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export interface WorkerProcess {
+  /** SIGTERM (the worker's graceful shutdown), SIGKILL if it is still there after 15 s. Idempotent. */
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** Starts `pulse worker` and resolves once it polls the task queue. */
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+  const run = startCli(['worker'], env);
+  const stop = async (): Promise<void> => {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+    run.child.kill('SIGTERM');
+    const timer = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+    await run.done;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForOutput(run, /polling task queue/, 30_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { stop, output: run.output };
 }

@@ -1,8 +1,9 @@
 /**
- * The Temporal Web UI, checked in a real browser: a dev server with its UI, one `up` deploy, then headless
- * Chromium opens the link the CLI prints for it and must show the workflow, its summary and the activity of every
- * step by name; the workflow list filtered by the PulseNode search attribute must find it (and only it). A
- * screenshot of each page goes to test-output/browser/.
+ * The Temporal Web UI, checked in a real browser: a dev server with its UI, two simulated nodes, a `pulse worker`,
+ * then `pulse model up best --node spark2` and `pulse model down --node spark1 --yes` through the CLI. Headless
+ * Chromium opens the link the CLI printed for the up and must show the workflow, its summary and the activity of
+ * every step by name; the workflow list filtered by the PulseNode search attribute must find each deploy and only
+ * it. A screenshot of each page goes to test-output/browser/.
  *
  * Skips (with the reason) when /usr/bin/chromium is absent; CI installs it.
  */
@@ -16,8 +17,9 @@ import { Client, Connection } from '@temporalio/client';
 import type { Page } from 'playwright-core';
 import { TASK_QUEUE, UP_WORKFLOW } from '../../workflows/definitions.js';
 import { startDevServer, type DevServer } from '../helpers/dev-server.js';
+import { startSim, type Sim } from '../sim/index.js';
 import { chromiumMissing, launchLocalBrowser, type LocalBrowser } from './chromium.js';
-import { runDeploy, type UiDeploy } from './deploy.js';
+import { cliEnv, runCliDeploy, startWorker, type CliDeploy, type WorkerProcess } from './deploy.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const shots = path.join(root, 'test-output', 'browser');
@@ -26,7 +28,7 @@ const shots = path.join(root, 'test-output', 'browser');
 const UP_STEP_ACTIVITIES = ['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'startServer', 'pollReadiness', 'verifyServer', 'publishState'];
 
 /** Activity types the run scheduled, read from its history (what the page must show). */
-async function scheduledActivities(server: DevServer, d: UiDeploy): Promise<string[]> {
+async function scheduledActivities(server: DevServer, d: CliDeploy): Promise<string[]> {
   const connection = await Connection.connect({ address: server.address });
   try {
     const client = new Client({ connection, namespace: server.namespace });
@@ -40,11 +42,23 @@ async function scheduledActivities(server: DevServer, d: UiDeploy): Promise<stri
 
 /** The page's visible text once `ready` is on it (the UI renders after its API calls). */
 async function textWhen(page: Page, ready: string): Promise<string> {
-  await page.getByText(ready, { exact: true }).first().waitFor({ state: 'visible', timeout: 30_000 });
+  // Only visible matches: the UI keeps hidden copies of some texts (tooltips, collapsed cells) in the DOM.
+  await page.getByText(ready, { exact: true }).filter({ visible: true }).first().waitFor({ state: 'visible', timeout: 30_000 });
   return page.innerText('body');
 }
 
-test('the Web UI shows a deploy with its summary and every step, and finds it by PulseNode', { timeout: 120_000 }, async (t) => {
+/** Waits until some frame's text contains `needle` (markdown frames load after the page); false after 30 s. */
+async function frameShows(page: Page, needle: string): Promise<boolean> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const texts = await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').catch(() => '')));
+    if (texts.some((x) => String(x).includes(needle))) return true;
+    if (Date.now() > deadline) return false;
+    await page.waitForTimeout(250);
+  }
+}
+
+test('the Web UI shows a CLI deploy on the simulator with its summary and every step, and finds it by PulseNode', { timeout: 120_000 }, async (t) => {
   const missing = chromiumMissing();
   if (missing) {
     t.skip(`browser tier skipped: ${missing}`);
@@ -53,54 +67,84 @@ test('the Web UI shows a deploy with its summary and every step, and finds it by
   mkdirSync(shots, { recursive: true });
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-ui-'));
   let server: DevServer | null = null;
+  let sim: Sim | null = null;
+  let worker: WorkerProcess | null = null;
   let browser: LocalBrowser | null = null;
+  let page: Page | null = null;
   try {
-    server = await startDevServer({ ui: true });
-    const d = await runDeploy(server, stateDir, 'spark2', 'best');
-    assert.equal(d.result.ok, true, `the deploy failed: ${d.result.error}`);
+    // Both start at once; whichever started is kept for the finally block even when the other failed.
+    const [srv, nodes] = await Promise.allSettled([startDevServer({ ui: true }), startSim({ nodes: 2 })]);
+    if (srv.status === 'fulfilled') server = srv.value;
+    if (nodes.status === 'fulfilled') sim = nodes.value;
+    if (!server || !sim) throw srv.status === 'rejected' ? srv.reason : (nodes as PromiseRejectedResult).reason;
+    const env = cliEnv(server, sim, stateDir);
+    worker = await startWorker(env);
+    const node = 'spark2';
+    const summary = `up best on ${node}`; // the static summary cli/commands/up.ts gives the workflow
+    const d = await runCliDeploy(['up', 'best', '--node', node], env);
+    assert.match(d.result.stdout, new RegExp(`${summary}: ok`), 'the deploy succeeded');
+    assert.equal(d.workflowId, `pulse-model-${node}`);
+    const other = await runCliDeploy(['down', '--node', 'spark1', '--yes'], env);
     t.diagnostic(`deploy ${d.workflowId} run ${d.runId}: ${d.link}`);
     const activities = await scheduledActivities(server, d);
     // publishState also runs before the start (state "starting"), so compare the sets, not the first-seen order.
     assert.deepEqual([...activities].sort(), [...UP_STEP_ACTIVITIES].sort(), 'a full up schedules the activity of each of the nine steps');
 
     browser = await launchLocalBrowser();
-    const page = await browser.context.newPage();
+    page = await browser.context.newPage();
 
     // 1. The page of the run, opened from the CLI's link.
-    assert.match(d.link, new RegExp(`^${server.uiUrl}/namespaces/default/workflows/${d.workflowId}/${d.runId}/history$`));
+    assert.equal(d.link, `${server.uiUrl}/namespaces/default/workflows/${d.workflowId}/${d.runId}/history`);
     await page.goto(d.link);
     const history = await textWhen(page, d.workflowId);
     assert.match(history, /COMPLETED/i, 'status');
     assert.ok(history.includes(UP_WORKFLOW), 'workflow type');
     assert.ok(history.includes(TASK_QUEUE), 'task queue');
-    await page.getByText('publishState', { exact: true }).first().waitFor({ timeout: 30_000 });
+    await textWhen(page, 'publishState');
     const events = await page.innerText('body');
     for (const name of activities) assert.ok(events.includes(name), `the event history shows activity ${name}`);
     for (const [i, step] of ['preflight', 'mkdir', 'stop', 'memory wait', 'write .env', 'start', 'readiness', 'verify', 'publish state'].entries()) {
-      assert.ok(events.includes(`${i + 1}/9 ${step} on ${d.node}`), `the event history shows the summary of step ${i + 1}`);
+      assert.ok(events.includes(`${i + 1}/9 ${step} on ${node}`), `the event history shows the summary of step ${i + 1}`);
     }
     await page.screenshot({ path: path.join(shots, 'workflow-history.png'), fullPage: true });
 
-    // 2. Its summary, under User Metadata.
+    // 2. Its summary, under User Metadata. The UI renders user metadata as markdown in sandboxed iframes: the
+    // static summary in #user-metadata-summary, and the workflow's current details (asked from the live worker).
     await page.getByRole('tab', { name: 'User Metadata' }).click();
-    const meta = await textWhen(page, d.summary);
-    assert.ok(meta.includes('Summary'));
+    await page.frameLocator('iframe#user-metadata-summary').getByText(summary, { exact: true }).waitFor({ timeout: 30_000 });
+    assert.ok(await frameShows(page, `${summary} (full)`), 'current details (from the live worker): the finished deploy and its mode');
     await page.screenshot({ path: path.join(shots, 'workflow-summary.png') });
 
-    // 3. The workflow list filtered by the node's search attribute finds this deploy, and another node's finds none.
-    const list = (node: string) => `${server!.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(`PulseNode="${node}"`)}`;
-    await page.goto(list(d.node));
+    // 3. The compact history (one row per activity, what an operator reads) lists every step as well.
+    await page.goto(d.link);
+    await textWhen(page, d.workflowId);
+    await page.getByRole('button', { name: 'Compact' }).click();
+    await textWhen(page, 'runPreflight');
+    const compact = await page.innerText('body');
+    for (const name of activities) assert.ok(compact.includes(name), `the compact view shows activity ${name}`);
+    await page.screenshot({ path: path.join(shots, 'workflow-compact.png') });
+
+    // 4. The workflow list filtered by each node's search attribute finds that node's deploy and not the other's.
+    const list = (n: string) => `${server!.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(`PulseNode="${n}"`)}`;
+    await page.goto(list(node));
     const found = await textWhen(page, d.runId);
     assert.ok(found.includes(d.workflowId) && found.includes(UP_WORKFLOW));
+    assert.ok(!found.includes(other.runId), `the filter for ${node} must not list the deploy on spark1`);
     await page.screenshot({ path: path.join(shots, 'workflows-by-node.png') });
-    await page.goto(list('no-such-node'));
-    await page.getByText(/No Workflows/i).first().waitFor({ timeout: 30_000 });
-    assert.ok(!(await page.innerText('body')).includes(d.runId), 'a filter for another node must not list the deploy');
+    await page.goto(list('spark1'));
+    const found1 = await textWhen(page, other.runId);
+    assert.ok(!found1.includes(d.runId), `the filter for spark1 must not list the deploy on ${node}`);
 
     t.diagnostic(`screenshots in ${path.relative(root, shots)}; requests kept off the network: ${browser.blocked.length}`);
+  } catch (e) {
+    // What the browser saw when it failed, for the CI log reader.
+    await page?.screenshot({ path: path.join(shots, 'failure.png'), fullPage: true }).catch(() => undefined);
+    throw e;
   } finally {
+    // Every process this test started, even after a failure: browser, worker, then the server and the nodes.
     await browser?.close();
-    await server?.stop();
+    await worker?.stop();
+    await Promise.all([server?.stop(), sim?.stop()]);
     rmSync(stateDir, { recursive: true, force: true });
   }
 });
