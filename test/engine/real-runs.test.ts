@@ -1,15 +1,16 @@
 /**
  * Real runs: upWorkflow/downWorkflow on a real Temporal dev server with the REAL activities on simulated nodes over
  * real sshd. up best (full), up best again (same identity: steps 1, 7, 8, 9), down, and an up whose server never
- * becomes ready (compensation). Exports each history (replay fixtures) and proves no secret value is in any.
+ * becomes ready (compensation), and a cancelled up (compensation). Exports each history (replay fixtures) and proves no secret value is in any.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { DeployResult, NodeState } from '../../workflows/types.js';
+import { PROGRESS_QUERY } from '../../workflows/definitions.js';
+import type { DeployProgress, DeployResult, NodeState } from '../../workflows/types.js';
 import { quietRuntime } from '../workflows/harness.js';
 import { exported, exportHistory, historiesWithSecrets } from './histories.js';
 import { SECRETS, startRig } from './rig.js';
@@ -41,7 +42,7 @@ describe('real runs on the dev server and the simulator', () => {
     await rig?.close();
   });
 
-  it('up best (full), up best again (same identity), down; then a never-ready up compensates', async () => {
+  it('up best (full), up best again (same identity), down; then a never-ready up compensates, a cancelled up compensates', async () => {
     const w = await rig.worker();
     const node = rig.sim.node('spark2');
     await w.runUntil(async () => {
@@ -82,11 +83,25 @@ describe('real runs on the dev server and the simulator', () => {
       assert.equal(st.state, 'failed');
       assert.match(st.error ?? '', /readiness/);
       assert.equal(endpointEnabled(rig, 'spark2'), false);
+
+      // Cancel during a long readiness wait: the probe is aborted, the node is marked failed, DeployCancelled.
+      const h5 = await rig.start(rig.upPlan('spark2', 'best', { timeoutS: 600 }));
+      while ((await h5.query<DeployProgress>(PROGRESS_QUERY)).step !== 'readiness') await new Promise((r) => setTimeout(r, 200));
+      const busy = await rig.start(rig.downPlan('spark2')).then(() => null, (e: unknown) => e);
+      assert.ok(busy instanceof WorkflowExecutionAlreadyStartedError, 'the workflow ID locks the node');
+      await h5.cancel();
+      const cancelled = await failureOf(h5.result());
+      await exportHistory(rig.client, h5.workflowId, h5.firstExecutionRunId, 'up-cancelled-compensated');
+      assert.equal(cancelled.failure.type, 'DeployCancelled');
+      assert.equal(cancelled.result.errorType, 'Cancelled');
+      assert.equal(cancelled.result.compensated, true);
+      assert.equal(cancelled.result.rollbackCommand, 'pulse model up datagen --node spark2');
+      assert.equal(nodeState(rig, 'spark2').state, 'failed');
     });
   });
 
   it('no API_KEY or HF_TOKEN value appears in any exported history', () => {
-    assert.equal(exported.length, 4);
+    assert.equal(exported.length, 5);
     assert.deepEqual(historiesWithSecrets(), []);
   });
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the replay fixtures in test/histories/ from real runs (dev server + simulator + real activities):
-# up (full), up (same identity), down, up never ready (compensation), and crash-resume during write-env, start and
+# up (full), up (same identity), down, up never ready and up cancelled (compensation), and crash-resume during write-env, start and
 # readiness. Run after an INTENDED, patched() change of workflow code, then commit the new JSON files next to the
 # old ones you still need to replay (histories of deploys that may still be running must keep replaying).
 set -euo pipefail
