@@ -17,14 +17,26 @@ import type { StatusSim } from './sim-helpers.js';
 
 let server: DevServer;
 let s: StatusSim;
-let connection: Connection;
+let connection: Connection | undefined;
+
+function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
 
 describe('status shows the deploy that holds a node', () => {
   before(async () => {
-    [server, s] = await Promise.all([startDevServer(), startStatusSim(2)]);
-    connection = await Connection.connect({ address: server.address });
+    const devServer = startDevServer();
+    const sim = startStatusSim(2);
+    // Keep what started even if the other fails, so after() can stop it.
+    void devServer.then((x) => (server = x), () => undefined);
+    void sim.then((x) => (s = x), () => undefined);
+    [server, s] = await Promise.all([devServer, sim]);
+    // A hang here (a loaded machine) must fail the suite, not keep the dev server alive forever.
+    connection = await within(60_000, Connection.connect({ address: server.address, connectTimeout: '30s' }), 'connect to the dev server');
     const client = new Client({ connection, namespace: server.namespace });
-    await client.workflow.start('upWorkflow', {
+    await within(60_000, client.workflow.start('upWorkflow', {
       taskQueue: 'pulse-status-test-nobody-polls',
       workflowId: workflowIdFor('spark2'),
       args: [{}],
@@ -33,7 +45,7 @@ describe('status shows the deploy that holds a node', () => {
         { key: SA_PROFILE, value: 'best' },
         { key: SA_ACTION, value: 'up' },
       ],
-    });
+    }), 'start the holding workflow');
   });
   after(async () => {
     await connection?.close().catch(() => undefined);
