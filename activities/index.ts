@@ -6,11 +6,12 @@ import type { PulseActivities } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { nodeStepActivities } from './node-steps.js';
 import { publishActivities } from './publish.js';
+import { waitActivities } from './waits.js';
 
 export type { PulseActivities } from './contract.js';
 export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogger } from './deps.js';
 
 /** The activities object a Worker registers. */
 export function createActivities(deps: ActivityDeps): PulseActivities {
-  return { ...nodeStepActivities(deps), ...publishActivities(deps) };
+  return { ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps) };
 }

@@ -1,14 +1,12 @@
-/** The activities that run node scripts: thin, typed input → runtime step (with heartbeats) → result. */
+/** The activities that run one node script each: thin, typed input → runtime step (with heartbeats) → result. */
 import { Context } from '@temporalio/activity';
-import type { MemorySample, PreflightReport, ReadinessProbe, StartResult, StopResult, UpPlan, VerifyResult, WriteEnvResult } from '../workflows/types.js';
+import type { PreflightReport, StartResult, StopResult, UpPlan, VerifyResult, WriteEnvResult } from '../workflows/types.js';
 import type { StartInput, StopInput, VerifyInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { nodeStep } from './heartbeat.js';
-import { pollUntil } from './wait.js';
 
 export function nodeStepActivities(deps: ActivityDeps) {
   const every = deps.heartbeatEveryMs ?? 5000;
-  const interval = deps.pollIntervalMs ?? 1000;
   const { steps } = deps;
   const log = (what: string, node: string): void => {
     const { attempt, workflowExecution } = Context.current().info;
@@ -31,23 +29,6 @@ export function nodeStepActivities(deps: ActivityDeps) {
       log('stop', input.node);
       return nodeStep(every, (o) => steps.stopServer(deps.nodes.session(input.target), input.recipe, o));
     },
-    /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
-    async waitForMemory(plan: UpPlan): Promise<MemorySample> {
-      log('memory wait', plan.node);
-      const session = deps.nodes.session(plan.target);
-      return pollUntil({
-        step: 'memory',
-        timeoutS: plan.memory.timeoutS,
-        intervalMs: interval,
-        now: () => deps.clock.now(),
-        ...(deps.sleep ? { sleep: deps.sleep } : {}),
-        probe: async (o) => {
-          const m = await steps.sampleMemory(session, plan.memory.gateGiB, o);
-          const ok = m.memAvailableGiB >= m.gateGiB;
-          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: m };
-        },
-      });
-    },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
     async writeEnv(plan: UpPlan): Promise<WriteEnvResult> {
       log('write .env', plan.node);
@@ -57,22 +38,6 @@ export function nodeStepActivities(deps: ActivityDeps) {
     async startServer(input: StartInput): Promise<StartResult> {
       log('start', input.plan.node);
       return nodeStep(every, (o) => steps.startServer(deps.nodes.session(input.plan.target), input.plan, input.deployId, o));
-    },
-    /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
-    async pollReadiness(plan: UpPlan): Promise<ReadinessProbe> {
-      log('readiness wait', plan.node);
-      const session = deps.nodes.session(plan.target);
-      return pollUntil({
-        step: 'readiness',
-        timeoutS: plan.readiness.timeoutS,
-        intervalMs: interval,
-        now: () => deps.clock.now(),
-        ...(deps.sleep ? { sleep: deps.sleep } : {}),
-        probe: async (o) => {
-          const p = await steps.probeReadiness(session, plan, o);
-          return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: p };
-        },
-      });
     },
     /** Step 8: served model name, max_model_len, KV cache line, pulse-proof texts (read-only). */
     async verifyServer(input: VerifyInput): Promise<VerifyResult> {

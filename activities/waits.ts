@@ -1,0 +1,50 @@
+/** The two wait activities (memory gate, readiness): one long heartbeating poll each, see wait.ts for why. */
+import { Context } from '@temporalio/activity';
+import type { MemorySample, ReadinessProbe, UpPlan } from '../workflows/types.js';
+import type { ActivityDeps } from './deps.js';
+import { pollUntil } from './wait.js';
+
+export function waitActivities(deps: ActivityDeps) {
+  const interval = deps.pollIntervalMs ?? 1000;
+  const { steps } = deps;
+  const log = (what: string, node: string): void => {
+    const { attempt, workflowExecution } = Context.current().info;
+    deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
+  };
+
+  return {
+    /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
+    async waitForMemory(plan: UpPlan): Promise<MemorySample> {
+      log('memory wait', plan.node);
+      const session = deps.nodes.session(plan.target);
+      return pollUntil({
+        step: 'memory',
+        timeoutS: plan.memory.timeoutS,
+        intervalMs: interval,
+        now: () => deps.clock.now(),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
+        probe: async (o) => {
+          const m = await steps.sampleMemory(session, plan.memory.gateGiB, o);
+          const ok = m.memAvailableGiB >= m.gateGiB;
+          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: m };
+        },
+      });
+    },
+    /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
+    async pollReadiness(plan: UpPlan): Promise<ReadinessProbe> {
+      log('readiness wait', plan.node);
+      const session = deps.nodes.session(plan.target);
+      return pollUntil({
+        step: 'readiness',
+        timeoutS: plan.readiness.timeoutS,
+        intervalMs: interval,
+        now: () => deps.clock.now(),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
+        probe: async (o) => {
+          const p = await steps.probeReadiness(session, plan, o);
+          return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: p };
+        },
+      });
+    },
+  };
+}
