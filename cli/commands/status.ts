@@ -32,7 +32,7 @@ async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, 
   const id = workflowIdFor(node);
   try {
     const handle = conn.client.workflow.getHandle(id);
-    const d = await handle.describe();
+    const d = await conn.connection.withDeadline(Date.now() + TEMPORAL_WAIT_MS, () => handle.describe());
     if (d.status.name !== 'RUNNING') return null;
     const p = await conn.connection
       .withDeadline(Date.now() + QUERY_WAIT_MS, () => handle.query<DeployProgress>(PROGRESS_QUERY))
