@@ -19,6 +19,8 @@ export interface SshSettings {
   knownHostsFiles: string[];
   hostKeyAlias: string | null;
   connectTimeoutS: number | null;
+  /** IdentitiesOnly yes: use the IdentityFiles only, not every key the agent holds. */
+  identitiesOnly: boolean;
 }
 
 function expandHome(p: string): string {
@@ -51,6 +53,7 @@ export function parseSshG(alias: string, out: string): SshSettings {
     knownHostsFiles: [...words('userknownhostsfile'), ...words('globalknownhostsfile')].map(expandHome),
     hostKeyAlias: one('hostkeyalias'),
     connectTimeoutS: Number.isFinite(timeout) && timeout > 0 ? timeout : null,
+    identitiesOnly: ['yes', 'true'].includes((one('identitiesonly') ?? 'no').toLowerCase()),
   };
 }
 

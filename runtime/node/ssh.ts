@@ -28,7 +28,9 @@ function hostKeyAlgorithms(types: string[]): string[] | undefined {
 /** Auth attempts in ssh's order: the agent, then each readable unencrypted identity file. */
 function authMethods(s: SshSettings): (AgentAuthMethod | PublicKeyAuthMethod)[] {
   const out: (AgentAuthMethod | PublicKeyAuthMethod)[] = [];
-  if (process.env.SSH_AUTH_SOCK) out.push({ type: 'agent', username: s.user, agent: process.env.SSH_AUTH_SOCK });
+  // With IdentitiesOnly, ssh offers only the configured files; pulse then skips the agent (it cannot ask the agent
+  // for one key without ssh2 internals), so the agent's other keys are never tried.
+  if (process.env.SSH_AUTH_SOCK && !s.identitiesOnly) out.push({ type: 'agent', username: s.user, agent: process.env.SSH_AUTH_SOCK });
   for (const file of s.identityFiles) {
     let data: Buffer;
     try {

@@ -9,6 +9,8 @@ start=$(pulse_abs "$PULSE_RECIPE_START")
 logs="$PULSE_RECIPE_DIR/logs"
 mkdir -p -- "$logs" || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot create $logs"
 marker="$logs/.pulse-start-$PULSE_DEPLOY_KEY"
+# Markers of deploys older than 30 days can no longer be retried: prune them so logs/ does not fill up.
+find "$logs" -maxdepth 1 -name '.pulse-start-*' -type d -mtime +30 -exec rm -rf -- {} + 2>/dev/null || true
 log="$logs/pulse-up-$PULSE_STAMP.log"
 
 trap '' HUP # a dropped link between the marker and the launch must not leave a marker without a server

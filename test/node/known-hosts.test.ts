@@ -83,7 +83,7 @@ test('ssh -G output is parsed into the settings pulse uses', () => {
   const s = parseSshG('spark2', [
     'user ops', 'hostname 127.0.0.9', 'port 2222', 'identityfile ~/.ssh/id_ed25519', 'identityfile /k2',
     'proxyjump bastion', 'stricthostkeychecking No', 'userknownhostsfile ~/.ssh/known_hosts /kh2',
-    'globalknownhostsfile /etc/ssh/ssh_known_hosts', 'connecttimeout 7', 'proxycommand none',
+    'globalknownhostsfile /etc/ssh/ssh_known_hosts', 'connecttimeout 7', 'proxycommand none', 'identitiesonly yes',
   ].join('\n'));
   assert.equal(s.user, 'ops');
   assert.equal(s.hostname, '127.0.0.9');
@@ -95,4 +95,5 @@ test('ssh -G output is parsed into the settings pulse uses', () => {
   assert.equal(s.strictHostKeyChecking, 'no');
   assert.equal(s.knownHostsFiles.length, 3);
   assert.equal(s.connectTimeoutS, 7);
+  assert.equal(s.identitiesOnly, true);
 });

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodePool, openSession } from '../../runtime/node/connect.js';
 import { PulseError } from '../../runtime/errors.js';
@@ -82,6 +83,30 @@ test('ProxyJump through one host works; two hops are refused clearly', async () 
   } finally {
     await h.sim.node('spark2').startSshd();
     process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  }
+});
+
+test('ssh-agent auth: a config without a usable IdentityFile logs in with the agent key', async () => {
+  const sock = join(h.tmp, 'agent.sock');
+  const agent = spawn('ssh-agent', ['-D', '-a', sock], { stdio: 'ignore' });
+  const saved = process.env.SSH_AUTH_SOCK;
+  try {
+    for (let i = 0; i < 50 && !existsSync(sock); i++) await new Promise((r) => setTimeout(r, 50));
+    execFileSync('ssh-add', ['-q', h.sim.identityPath], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'ignore' });
+    const cfg = join(h.tmp, 'agent.config');
+    writeFileSync(cfg, readFileSync(h.sim.sshConfigPath, 'utf8').replaceAll(h.sim.identityPath, join(h.tmp, 'no-such-key')).replace(/IdentitiesOnly yes/g, 'IdentitiesOnly no'));
+    process.env.PULSE_SSH_CONFIG = cfg;
+    process.env.SSH_AUTH_SOCK = sock;
+    const s = await openSession(spark2);
+    assert.ok((await sampleMemory(s, 1)).memAvailableGiB > 1);
+    await s.close();
+    delete process.env.SSH_AUTH_SOCK; // without the agent the same config cannot log in
+    await assert.rejects(openSession(spark2), refused(/no ssh-agent .* no readable unencrypted IdentityFile/));
+  } finally {
+    if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+    else process.env.SSH_AUTH_SOCK = saved;
+    process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+    agent.kill();
   }
 });
 
