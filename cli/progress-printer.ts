@@ -49,7 +49,7 @@ export class ProgressPrinter {
 
   stepEnded(name: string, outcome: 'ok' | 'failed' | 'cancelled', ms: number, message: string | null): void {
     const mark = outcome === 'ok' ? '✓' : '✗';
-    const tail = outcome === 'ok' ? '' : `: ${outcome}${message ? `: ${message}` : ''}`;
+    const tail = outcome === 'ok' ? (message ? `: ${message}` : '') : `: ${outcome}${message ? `: ${message}` : ''}`;
     this.line(`${mark} ${name} (${secs(ms)})${tail}`);
   }
 

@@ -18,7 +18,7 @@ export interface HistoryEventLike {
   eventTime?: Ts | null;
   userMetadata?: { summary?: Payload | null } | null;
   activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
-  activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
+  activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown; result?: Payloads | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
   activityTaskTimedOutEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
   activityTaskCanceledEventAttributes?: { scheduledEventId?: unknown } | null;
@@ -74,14 +74,41 @@ function failureText(f: FailureLike | null | undefined, outermost = false): { me
   return { message, type, details };
 }
 
+interface Scheduled {
+  name: string;
+  at: number;
+  type: string;
+}
+
+/** What a finished step says beside its ✓ (activities/contract.ts result shapes): why it restarts, backup, log... */
+export function stepNote(activityType: string, r: unknown): string | null {
+  if (typeof r !== 'object' || r === null) return null;
+  const v = r as Record<string, unknown>;
+  const str = (k: string): string | null => (typeof v[k] === 'string' && v[k] ? (v[k] as string) : null);
+  switch (activityType) {
+    case 'runPreflight':
+      return str('restartReason') ? `restart: ${str('restartReason')}` : null;
+    case 'waitForMemory':
+      return typeof v['memAvailableGiB'] === 'number' ? `MemAvailable ${v['memAvailableGiB']} GiB` : null;
+    case 'writeEnv':
+      return v['written'] === false ? 'same identity: not written' : str('backupPath') ? `backup ${str('backupPath')}` : null;
+    case 'startServer':
+      return v['started'] === false ? 'already started by this deploy' : str('logPath') ? `log ${str('logPath')}` : null;
+    case 'verifyServer':
+      return str('kvCacheLine')?.replace(/^.*?\]\s*/, '') ?? null; // drop vLLM's "INFO <time> [file:line]" prefix
+    default:
+      return null;
+  }
+}
+
 /** Turns history events into printer calls; returns the outcome when the close event is among them. */
-function applyEvent(ev: HistoryEventLike, scheduled: Map<number, { name: string; at: number }>, p: ProgressPrinter): FollowOutcome | null {
+function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: ProgressPrinter): FollowOutcome | null {
   const at = tsMs(ev.eventTime);
   const sched = ev.activityTaskScheduledEventAttributes;
   if (sched) {
     const summary = decodeFirst({ payloads: ev.userMetadata?.summary ? [ev.userMetadata.summary] : [] });
     const name = typeof summary === 'string' && summary ? summary : (sched.activityType?.name ?? 'step');
-    scheduled.set(num(ev.eventId), { name, at });
+    scheduled.set(num(ev.eventId), { name, at, type: sched.activityType?.name ?? '' });
     p.stepStarted(name);
     return null;
   }
@@ -90,7 +117,9 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, { name: string;
     const s = scheduled.get(num(end.scheduledEventId));
     const failure = 'failure' in end ? (end.failure as FailureLike | null) : null;
     const outcome = ev.activityTaskCompletedEventAttributes ? 'ok' : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
-    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, failure ? failureText(failure).message : null);
+    const done = ev.activityTaskCompletedEventAttributes;
+    const note = done ? stepNote(s?.type ?? '', decodeFirst(done.result)) : failure ? failureText(failure).message : null;
+    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
     return null;
   }
   return closeOutcome(ev);
@@ -130,7 +159,7 @@ export interface FollowOptions {
 /** Follows the run until it closes or the signal aborts. Transient server errors are retried quietly. */
 export async function followRun(client: Client, workflowId: string, runId: string, opts: FollowOptions): Promise<FollowOutcome> {
   const handle = client.workflow.getHandle(workflowId, runId);
-  const scheduled = new Map<number, { name: string; at: number }>();
+  const scheduled = new Map<number, Scheduled>();
   let seen = 0;
   let failingSince: number | null = null;
   for (;;) {

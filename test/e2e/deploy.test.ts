@@ -61,7 +61,7 @@ test('up best reaches a verified server with one line per step, the in-process w
 test('up again with the same identity runs only steps 1, 7, 8, 9', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.deepEqual([...r.stdout.matchAll(/→ (\d)\/9 /g)].map((m) => m[1]), ['1', '7', '8', '9']);
+  assert.deepEqual([...r.stdout.matchAll(/→ (\d)\/9 /g)].map((m) => m[1]), ['1', '7', '8', '9'], r.stdout);
   assert.equal(sim!.node('simA').startShCalls().length, 1, 'no second start.sh');
 });
 
@@ -107,4 +107,29 @@ test('Ctrl-C leaves the deploy to the next pulse: watch runs the worker and fini
   const h = await runCli(['model', 'history', '--node', 'simC', '--json'], env);
   const rows = JSON.parse(h.stdout) as { action: string; profile: string; result: string }[];
   assert.deepEqual(rows.map((x) => [x.action, x.profile, x.result]), [['up', 'best', 'ok (up)']]);
+});
+
+test('with `pulse worker` running, up --detach returns at once, watch follows without its own worker; SIGTERM stops the worker', async () => {
+  const worker = startCli(['worker'], env);
+  try {
+    await waitForOutput(worker, /polling task queue pulse-deploy/);
+    const up = await runCli(['model', 'up', 'datagen', '--node', 'simA', '--detach'], env);
+    assert.equal(up.code, 0, up.stdout + up.stderr);
+    assert.match(up.stdout, /started up datagen on simA: workflow pulse-model-simA/);
+    assert.doesNotMatch(up.stdout, /no pulse worker polls/);
+    const w = await runCli(['model', 'watch', '--node', 'simA'], env);
+    // The deploy may already have ended before watch looked: then watch says so; else it follows it to the end.
+    if (w.code === 0) {
+      assert.match(w.stdout, /up datagen on simA: ok, node up/);
+      assert.doesNotMatch(w.stdout, /running one in this process/);
+    } else {
+      assert.match(w.stderr, /no deploy runs on simA/);
+    }
+    const h = await runCli(['model', 'history', '--node', 'simA', '--limit', '1', '--json'], env);
+    assert.deepEqual((JSON.parse(h.stdout) as { profile: string; result: string }[]).map((x) => [x.profile, x.result]), [['datagen', 'ok (up)']]);
+  } finally {
+    worker.child.kill('SIGTERM');
+  }
+  const end = await worker.done;
+  assert.equal(end.code, 0, end.stderr);
 });

@@ -70,3 +70,22 @@ test('a foreign program on the port is refused with a clear message', async () =
     await removeDir(other);
   }
 });
+
+test('after the server died, the next pulse starts a new one on the same SQLite file (the deploys are kept)', async () => {
+  const old = await runningEmbeddedServer(dir);
+  assert.ok(old);
+  const t = await connectTemporal({});
+  await t.client.workflow.start('upWorkflow', { taskQueue: 'pulse-embedded-test', workflowId: 'kept-across-restart', args: [] });
+  await t.close();
+  process.kill(old.pid, 'SIGKILL');
+  while (await runningEmbeddedServer(dir)) await new Promise((r) => setTimeout(r, 100));
+  const t2 = await connectTemporal({});
+  try {
+    assert.notEqual(t2.target.embedded?.pid, old.pid);
+    const d = await t2.client.workflow.getHandle('kept-across-restart').describe();
+    assert.equal(d.status.name, 'RUNNING');
+    await t2.client.workflow.getHandle('kept-across-restart').terminate('test done');
+  } finally {
+    await t2.close();
+  }
+});
