@@ -69,7 +69,8 @@ function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
     const algos = hostKeyAlgorithms(knownTypes(s.knownHostsFiles, keyHost, s.port));
     if (algos) config.algorithms = { serverHostKey: algos as never };
     client.once('ready', () => resolve(client));
-    client.once('error', (e: Error) => {
+    // `on`, not `once`: ssh2 may emit a second error (socket after handshake), which must never go unhandled.
+    client.on('error', (e: Error) => {
       client.end();
       const why = refusal ?? e.message;
       reject(new PulseError('unreachable', `${s.alias} (${s.user}@${s.hostname}:${s.port}): ${why}`, { cause: e }));
