@@ -65,7 +65,8 @@ export function resolveSsh(alias: string): Promise<SshSettings> {
     execFile('ssh', args, { timeout: 10_000 }, (err, stdout, stderr) => {
       if (err) {
         const why = stderr.toString().trim().split('\n').pop() || err.message;
-        reject(new PulseError('unreachable', `${alias}: cannot resolve the ssh config with ssh -G: ${why}`, { cause: err }));
+        // ssh -G reads only config files: its failure is a broken ssh config, which a retry cannot fix.
+        reject(new PulseError('config', `${alias}: cannot resolve the ssh config with ssh -G: ${why}`, { cause: err }));
         return;
       }
       resolve(parseSshG(alias, stdout.toString()));

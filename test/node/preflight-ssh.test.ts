@@ -1,12 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import net from 'node:net';
 import { openSession } from '../../runtime/node/connect.js';
 import type { NodeSession } from '../../runtime/node/types.js';
-import { runPreflight, sampleMemory, stepScripts } from '../../runtime/steps/index.js';
+import { PulseError } from '../../runtime/errors.js';
+import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stepScripts, stopServer, verifyServer, writeEnv } from '../../runtime/steps/index.js';
 import { PROFILE_IMAGE } from '../sim/index.js';
-import { harness } from './helpers.js';
+import { harness, until } from './helpers.js';
 import type { Harness } from './helpers.js';
 
 let h: Harness;
@@ -86,4 +88,38 @@ test('stepScripts: the exact text of every step, prelude and quoted inputs first
   assert.ok(!/start\.sh.*--no-launch|"\$start" --no-launch/.test(start));
   assert.match(start, /setsid nohup env -i/);
   assert.deepEqual(stepScripts({ ...plan, action: 'down' } as never).map((x) => x.step), ['stop']);
+});
+
+test('verify reports a wrong served model and a wrong max_model_len as problems, a missing proof as a warning', async () => {
+  const node = h.sim.node('spark2');
+  const plan = h.plan('spark2', 'datagen');
+  const withProof = { ...plan, proofs: ['this proof line is never logged'] };
+  for (const [failure, problem] of [['wrong-model', /served model is .*, expected qwen38/], ['wrong-max-len', /max_model_len is \d+, expected 262144/]] as const) {
+    await stopServer(s, plan.recipe);
+    node.setFailure(failure);
+    await makeDirs(s, plan);
+    await writeEnv(s, plan);
+    const st = await startServer(s, plan, `verify-${failure}`);
+    const ready = await until(() => probeReadiness(s, plan), (r) => r.ready);
+    assert.equal(ready.ready, true, `${ready.detail}: ${node.exec(`tail -5 ${st.logPath}`)}`);
+    const v = await verifyServer(s, withProof, st.logPath);
+    assert.equal(v.ok, false);
+    assert.match(v.problems.join('; '), problem);
+    assert.deepEqual(v.proofs, [{ text: 'this proof line is never logged', found: false }]);
+    assert.ok(v.warnings.some((w) => w.includes('this proof line is never logged')));
+  }
+  node.setFailure('none');
+  await stopServer(s, plan.recipe);
+});
+
+test('ssh -G failure (a broken ssh config) is a config error naming the alias', async () => {
+  const saved = process.env.PULSE_SSH_CONFIG;
+  const bad = join(h.tmp, 'broken.config');
+  writeFileSync(bad, 'Host spark2\n  NoSuchOption yes\n');
+  process.env.PULSE_SSH_CONFIG = bad;
+  try {
+    await assert.rejects(openSession({ name: 'spark2', host: 'ssh', ssh: 'spark2' }), (e: unknown) => e instanceof PulseError && e.kind === 'config' && /spark2: cannot resolve the ssh config/.test(e.message));
+  } finally {
+    process.env.PULSE_SSH_CONFIG = saved;
+  }
 });
