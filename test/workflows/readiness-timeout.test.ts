@@ -5,8 +5,9 @@
  * attempt polls to it (no retry storm, small history), the failure is a non-retryable Timeout that names the probes
  * and the last answer, and the deploy compensates.
  *
- * Why not the test server's own skipped time for the activity clock: the server skips time whenever it is idle,
- * also past a running activity's heartbeat timeout, which makes a heartbeating 35-minute activity racy there.
+ * Why not the test server's own skipped time for the activity clock: a running activity holds time still, and
+ * env.sleep() inside it unlocks skipping for the whole server, which then also jumps past the activity's own
+ * heartbeat timeout; a heartbeating 35-minute activity is racy there. The virtual clock is exact.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
