@@ -43,7 +43,8 @@ function detachLines(t: PulseTemporal, req: FollowRequest, local: LocalWorker | 
   const lines = local
     ? [
         'detached. This pulse ran the deploy\'s worker, which stops now: the deploy pauses (its state is safe in Temporal)',
-        'and continues when the next pulse command or `pulse worker` runs.',
+        'and continues when the next pulse command or `pulse worker` runs. The running step gets a few seconds to finish',
+        '(Ctrl-C again to leave at once).',
       ]
     : ['detached: the deploy goes on.'];
   lines.push(`watch it again: pulse model watch --node ${req.node}`);
