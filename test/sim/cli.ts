@@ -1,6 +1,7 @@
 /**
  * The simulator for humans: `node dist/test/sim/cli.js start --nodes 4 --dir /tmp/pulse-sim` starts the nodes,
- * writes nodes.json and env.sh, prints the variables to export, and runs until Ctrl-C, then cleans up.
+ * writes nodes.json (the first node protected, like spark1; `--protected a,b|none` changes that) and env.sh,
+ * prints the variables to export, and runs until Ctrl-C, then cleans up.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ function arg(argv: string[], name: string): string | undefined {
 /** Parses the command line, starts the sim and waits for a signal. */
 async function main(argv: string[]): Promise<void> {
   if (argv[0] !== 'start') {
-    console.error('usage: node dist/test/sim/cli.js start [--nodes N | --names a,b] [--dir DIR] [--ready-delay-ms MS]');
+    console.error('usage: node dist/test/sim/cli.js start [--nodes N | --names a,b] [--dir DIR] [--ready-delay-ms MS] [--protected a,b|none]');
     process.exitCode = 2;
     return;
   }
@@ -29,7 +30,8 @@ async function main(argv: string[]): Promise<void> {
     readyPollS: 1,
   });
   const nodesJson = path.join(dir, 'nodes.json');
-  sim.writeNodesJson(nodesJson);
+  const prot = arg(argv, '--protected');
+  sim.writeNodesJson(nodesJson, prot === undefined ? {} : { protected: prot === 'none' ? [] : prot.split(',') });
   const env = { PULSE_SSH_CONFIG: sim.sshConfigPath, PULSE_NODES: nodesJson, PULSE_STATE_DIR: path.join(dir, 'state') };
   const exports = Object.entries(env).map(([k, v]) => `export ${k}='${v}'`).join('\n');
   fs.writeFileSync(path.join(dir, 'env.sh'), `${exports}\n`);
