@@ -5,7 +5,7 @@
  * answered.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { EXIT_CODES } from '../../runtime/errors.js';
+import { EXIT_CODES, PulseError } from '../../runtime/errors.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { defaultStateDir } from '../../runtime/state.js';
 import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
@@ -91,13 +91,22 @@ export async function run(opts: StatusOptions): Promise<number> {
   const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
   const { openSession } = await import('../../runtime/node/connect.js');
   const [report, deploys] = await Promise.all([
-    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir(), onResult: opts.verbose ? printRaw : undefined }),
+    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined }),
     timedLookup(names, opts),
   ]);
   for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
   if (deploys.note) report.notes.push(deploys.note);
   print(report, opts.json);
   return report.allAnswered ? 0 : EXIT_CODES.unreachable;
+}
+
+/** $PULSE_STATUS_TIMEOUT_S: how long status waits for one node (default 45 s). */
+function nodeTimeoutMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env['PULSE_STATUS_TIMEOUT_S'];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new PulseError('usage', `PULSE_STATUS_TIMEOUT_S must be a positive number of seconds, got "${raw}"`);
+  return n * 1000;
 }
 
 /** --verbose: the raw records of each node script, on stderr so --json stays parseable. */

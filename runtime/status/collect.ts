@@ -14,6 +14,11 @@ import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memory
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';
 
+/** A node whose script has not finished by then is shown as not answering (its process group is killed). */
+export const DEFAULT_NODE_TIMEOUT_MS = 45_000;
+/** The ssh handshake must be done by then: a node that accepts but never talks must not hold up the table. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
 export interface StatusRequest {
   node: string | undefined;
   http: boolean;
@@ -122,10 +127,10 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
   const probeWanted = req.gpuProbe && (!node.protected || req.yes);
   const gate = node.minMemAvailableGiB ?? config.minMemAvailableGiB;
   let session: NodeSession | null = null;
-  const timeout = deps.nodeTimeoutMs ?? 90_000;
+  const timeout = deps.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
   const opening = deps.open(targetOf(name, node));
   try {
-    session = await withTimeout(opening, timeout, `${name}: connect`);
+    session = await withTimeout(opening, Math.min(timeout, CONNECT_TIMEOUT_MS), `${name}: connect`);
     // The abort kills the script's process group on the node, not only the channel.
     const signal = AbortSignal.timeout(timeout);
     const result = await session.run('status', { env: statusInputs(node, httpSkip === null), signal });

@@ -4,6 +4,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import type { StatusReport } from '../../runtime/status/types.js';
 import { SECRET_KEY, runCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { CliResult, StatusSim } from './sim-helpers.js';
@@ -145,6 +148,30 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     const r = await cli(['model', 'status', '--node', 'spark9']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /unknown node "spark9"; known nodes: spark1, spark2, spark3/);
+  });
+
+  test('a node that accepts the connection but never answers is cut off and does not hide the others', async () => {
+    // A TCP server that accepts and stays silent: the ssh handshake can never finish.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const dir = path.join(s.sim.dir, 'hung');
+      mkdirSync(dir, { recursive: true });
+      const sshConfig = path.join(dir, 'ssh_config');
+      writeFileSync(sshConfig, `${readFileSync(s.sim.sshConfigPath, 'utf8')}\nHost hung\n  HostName 127.0.0.1\n  Port ${port}\n  User root\n  IdentityFile ${s.sim.identityPath}\n  BatchMode yes\n`);
+      const nodes = JSON.parse(readFileSync(s.nodesFile, 'utf8')) as { nodes: Record<string, Record<string, unknown>> };
+      nodes.nodes['hung'] = { ...nodes.nodes['spark3'], ssh: 'hung', protected: false };
+      const nodesFile = path.join(dir, 'nodes.json');
+      writeFileSync(nodesFile, JSON.stringify(nodes));
+      const r = await runCli({ ...s, nodesFile }, ['model', 'status', '--no-http', '--json'], { PULSE_SSH_CONFIG: sshConfig, PULSE_STATUS_TIMEOUT_S: '2' });
+      assert.equal(r.code, 6, r.stderr);
+      const report = JSON.parse(r.stdout) as StatusReport;
+      assert.deepEqual(report.nodes.map((n) => [n.node, n.answered]), [['spark1', true], ['spark2', true], ['spark3', true], ['hung', false]]);
+      assert.match(report.nodes[3]?.error ?? '', /hung: connect: no answer within 2 s/);
+    } finally {
+      silent.close();
+    }
   });
 
   test('no secret appears in any output', () => {
