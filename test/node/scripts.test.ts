@@ -2,9 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { failureOf } from '../../runtime/node/outcome.js';
 import { parseRecords } from '../../runtime/node/records.js';
 import { readScript, scriptText } from '../../runtime/node/script.js';
@@ -86,4 +87,20 @@ test('prelude reports the process group first, and the exit-code constants match
   assert.equal(recs[0]?.kind, 'pgid');
   assert.equal(typeof recs[0]?.pgid, 'number');
   assert.match(r.stdout, /10 11 12 13/);
+});
+
+test('node scripts are found from the source tree also through an npm-link style symlink', () => {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+  const dir = mkdtempSync(join(tmpdir(), 'pulse-link-'));
+  try {
+    symlinkSync(root, join(dir, 'pulse'));
+    const mod = join(dir, 'pulse/dist/runtime/node/script.js');
+    const code = `import(${JSON.stringify(mod)}).then((m) => process.stdout.write(m.scriptsDir()))`;
+    for (const flags of [[], ['--preserve-symlinks', '--preserve-symlinks-main']]) {
+      const out = spawnSync(process.execPath, [...flags, '-e', code], { encoding: 'utf8', cwd: dir });
+      assert.equal(out.stdout, join(realpathSync(root), 'runtime/scripts'), out.stderr);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
