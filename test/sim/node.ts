@@ -65,7 +65,7 @@ export class SimNode extends NodeRecords {
 
   /** Starts (or restarts) the node's sshd in a fresh mount namespace. */
   async startSshd(): Promise<void> {
-    if (this.sshd && this.sshd.exitCode === null) return;
+    if (this.sshd && this.sshd.exitCode === null && this.sshd.signalCode === null) return;
     this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys, loginShell: this.loginShell });
     const ns = mountNamespace(this.sshd.pid ?? -1);
     if (ns) this.namespaces.add(ns);
@@ -128,7 +128,7 @@ export class SimNode extends NodeRecords {
   }
   /** Sets vm.watermark_scale_factor as the node shows it (a higher factor lowers MemAvailable). */
   setWatermark(factor: number): void {
-    fs.writeFileSync(this.paths.watermark, `${factor}\n`);
+    rewriteInPlace(this.paths.watermark, `${factor}\n`); // the bind mount pins the inode: never replace the file
     this.tick(Date.now());
   }
   /** MemAvailable the node shows now, in GiB. */
@@ -158,6 +158,7 @@ export class SimNode extends NodeRecords {
   setControl(patch: Partial<NodeControl>): NodeControl {
     return writeControl(this.paths.state, patch);
   }
+  /** The node's current controls. */
   control(): NodeControl {
     return readControl(this.paths.state);
   }
@@ -175,6 +176,7 @@ export class SimNode extends NodeRecords {
   removeImage(image: string): void {
     writeImages(this.paths.dockerDir, readImages(this.paths.dockerDir).filter((i) => i !== image));
   }
+  /** Makes `image` present ("pulled") on the node. */
   addImage(image: string): void {
     writeImages(this.paths.dockerDir, [...new Set([...readImages(this.paths.dockerDir), image])]);
   }
