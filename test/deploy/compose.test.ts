@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -262,13 +262,20 @@ test('docker compose config accepts the file', (t) => {
     t.skip('the docker compose plugin is not installed here; the structural checks above stand in for it');
     return;
   }
-  // A throwaway secret file and ssh dir, so the check needs nothing from the operator.
+  // A throwaway project directory holds every file the compose file names (secret, ssh dir, dynamic config,
+  // Dockerfile), so the check needs nothing from the operator and never touches the real secrets dir.
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'pulse-compose-'));
   try {
-    const out = execFileSync('docker', ['compose', '-f', path.join(root, 'docker-compose.yml'), 'config', '--quiet'], {
-      cwd: root,
+    mkdirSync(path.join(tmp, 'deploy/compose/secrets'), { recursive: true });
+    mkdirSync(path.join(tmp, 'deploy/compose/ssh'), { recursive: true });
+    writeFileSync(path.join(tmp, 'deploy/compose/secrets/postgres_password'), 'not-a-real-password\n');
+    cpSync(path.join(root, 'deploy/compose/dynamicconfig'), path.join(tmp, 'deploy/compose/dynamicconfig'), { recursive: true });
+    cpSync(path.join(root, 'Dockerfile'), path.join(tmp, 'Dockerfile'));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !referencedVars(text).has(k)));
+    const out = execFileSync('docker', ['compose', '-f', path.join(root, 'docker-compose.yml'), '--project-directory', tmp, 'config', '--quiet'], {
+      cwd: tmp,
       encoding: 'utf8',
-      env: { ...process.env, PULSE_SSH_DIR: tmp },
+      env,
     });
     assert.equal(out.trim(), '');
   } finally {
