@@ -48,16 +48,19 @@ status_container() {
   return 2
 }
 
-primary= primary_dir= primary_container= first= existing=
+# Each entry: name<TAB>dir<TAB>container<TAB>docker state (0 running, 2 exists, 1 absent), so the primary recipe's
+# state needs no second `docker inspect`.
+primary= primary_dir= primary_container= primary_rc= first= existing=
 have_docker=true
 command -v docker >/dev/null 2>&1 || have_docker=false
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
-  [[ -n $first ]] || first="$r_name"$'\t'"$r_dir"$'\t'"$r_container"
   rc=1
   if $have_docker; then status_container "$r_container" "$r_name" && rc=0 || rc=$?; fi
-  if [[ $rc == 0 && -z $primary ]]; then primary="$r_name"$'\t'"$r_dir"$'\t'"$r_container"; fi
-  if [[ $rc == 2 && -z $existing ]]; then existing="$r_name"$'\t'"$r_dir"$'\t'"$r_container"; fi
+  entry="$r_name"$'\t'"$r_dir"$'\t'"$r_container"$'\t'"$rc"
+  [[ -n $first ]] || first=$entry
+  if [[ $rc == 0 && -z $primary ]]; then primary=$entry; fi
+  if [[ $rc == 2 && -z $existing ]]; then existing=$entry; fi
   envf="$r_dir/.env"
   if [[ -r $envf ]]; then
     pulse_record env recipe="$r_name" path="$envf" exists:=true text_b64="$(status_env_text "$envf")"
@@ -69,20 +72,17 @@ $have_docker || pulse_record docker ok:=false detail="docker not found on PATH"
 
 # The primary recipe: the one whose container runs, else one whose container exists, else the first.
 [[ -n $primary ]] || primary=${existing:-$first}
-IFS=$'\t' read -r primary primary_dir primary_container <<<"$primary"
+IFS=$'\t' read -r primary primary_dir primary_container primary_rc <<<"$primary"
 pulse_record primary recipe="$primary"
 
-if $have_docker && [[ -n $primary_container ]] && docker inspect "$primary_container" </dev/null >/dev/null 2>&1; then
+if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
   # Docker rotates the log at 50 MB x 3; when the line is gone the controller shows the value `up` saved.
   kv=$(docker logs "$primary_container" </dev/null 2>&1 | grep -F 'GPU KV cache size' | tail -n 1 || true)
   pulse_record kv-cache recipe="$primary" line="$kv"
 fi
 
 primary_running=false
-if $have_docker && [[ -n $primary_container ]] &&
-  [[ $(docker inspect --format '{{.State.Running}}' "$primary_container" </dev/null 2>/dev/null) == true ]]; then
-  primary_running=true
-fi
+[[ $primary_rc == 0 ]] && primary_running=true
 
 if [[ ${PULSE_HTTP:-0} == 1 ]] && ! $primary_running; then
   pulse_record health skipped="not checked: no container runs"
