@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { REPO_ROOT } from '../helpers/dev-server.js';
-import { SECRETS } from './rig.js';
+import { secretNeedles } from './secrets.js';
 
 /** Every exported history text of this process, for the no-secret assertion. */
 export const exported: { name: string; text: string }[] = [];
@@ -25,6 +25,6 @@ export async function exportHistory(client: Client, workflowId: string, runId: s
 
 /** The names of the histories in which a planted secret value (or its base64) appears. */
 export function historiesWithSecrets(): string[] {
-  const needles = Object.values(SECRETS).flatMap((v) => [v, Buffer.from(v).toString('base64')]);
+  const needles = secretNeedles();
   return exported.filter((h) => needles.some((n) => h.text.includes(n))).map((h) => h.name);
 }

@@ -17,9 +17,9 @@ import { startDevServer } from '../helpers/dev-server.js';
 import type { DevServer } from '../helpers/dev-server.js';
 import { startSim } from '../sim/index.js';
 import type { Sim, SimOptions } from '../sim/index.js';
+import { SECRETS } from './secrets.js';
 
-/** Secret values planted in every node's .env: no exported history may contain them. */
-export const SECRETS = { API_KEY: 'sk-pulse-test-4f1d9c', HF_TOKEN: 'hf_pulsetest_8a2b7e' };
+export { SECRETS } from './secrets.js';
 
 export interface Rig {
   server: DevServer;

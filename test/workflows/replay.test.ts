@@ -12,6 +12,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE_PATH } from '../../worker/main.js';
 import { REPO_ROOT } from '../helpers/dev-server.js';
+import { secretNeedles } from '../engine/secrets.js';
 import { quietRuntime } from './harness.js';
 
 const DIR = path.join(REPO_ROOT, 'test', 'histories');
@@ -38,6 +39,13 @@ describe('replay of saved histories', () => {
     assert.ok(names.some((n) => n.startsWith('up-crash-resume-')));
     const errors = await replayErrors({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } });
     assert.deepEqual([...errors.entries()], []);
+  });
+
+  it('no saved history holds the API_KEY or HF_TOKEN value planted on the nodes', () => {
+    const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+    const leaking = files.filter((f) => secretNeedles().some((n) => readFileSync(path.join(DIR, f), 'utf8').includes(n)));
+    assert.ok(files.length >= 7);
+    assert.deepEqual(leaking, []);
   });
 
   it('a reordered upWorkflow (not behind patched()) fails the replay', { timeout: 120_000 }, async () => {
