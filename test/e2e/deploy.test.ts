@@ -133,3 +133,17 @@ test('with `pulse worker` running, up --detach returns at once, watch follows wi
   const end = await worker.done;
   assert.equal(end.code, 0, end.stderr);
 });
+
+test('cancel during the readiness wait compensates: node failed, endpoint disabled, the follower exits non-zero', async () => {
+  sim!.node('simB').setReadyDelay(60_000);
+  const up = startCli(['model', 'up', 'datagen', '--node', 'simB'], env);
+  await waitForOutput(up, /→ 7\/9 readiness on simB/);
+  const c = await runCli(['model', 'cancel', '--node', 'simB'], env);
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  const r = await up.done;
+  assert.notEqual(r.code, 0);
+  assert.match(r.stdout, /up datagen on simB: FAILED, node failed: readiness: deploy cancelled/);
+  assert.equal((await nodeState('simB')).state, 'failed');
+  assert.equal((await endpoint('simB'))?.enabled, false);
+  sim!.node('simB').setReadyDelay(300);
+});
