@@ -35,7 +35,12 @@ export function readScript(name: string): string {
   }
 }
 
-/** The full script of a step: prelude, then `export` lines, then the step body. */
+/**
+ * The full script of a step: prelude, then `export` lines, then the step body, all in one `{ ... }` group. bash
+ * parses a group completely before it runs any of it, so a script cut short by a dropped link runs nothing, and a
+ * command that reads stdin can never swallow the rest of the script.
+ */
 export function scriptText(step: StepName, env: Record<string, string> = {}): string {
-  return `${readScript('prelude')}\n# ---- inputs ----\n${exportsBlock(env)}\n# ---- step: ${step} ----\n${readScript(step)}`;
+  const body = `${readScript('prelude')}\n# ---- inputs ----\n${exportsBlock(env)}\n# ---- step: ${step} ----\n${readScript(step)}`;
+  return `{\n${body}${body.endsWith('\n') ? '' : '\n'}}\n`;
 }

@@ -81,7 +81,7 @@ test('stepScripts: the exact text of every step, prelude and quoted inputs first
   const steps = stepScripts(plan);
   assert.deepEqual(steps.map((x) => x.step), ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']);
   for (const st of steps) {
-    assert.ok(st.script.startsWith('# pulse prelude'), st.step);
+    assert.ok(st.script.startsWith('{\n# pulse prelude') && st.script.endsWith('\n}\n'), st.step);
     assert.match(st.script, /^export PULSE_[A-Z_]+='/m);
   }
   const start = steps.find((x) => x.step === 'start')?.script ?? '';

@@ -104,3 +104,20 @@ test('node scripts are found from the source tree also through an npm-link style
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a script cut short in transit runs nothing (the whole script is one brace group)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pulse-cut-'));
+  try {
+    const target = join(dir, 'made');
+    const text = scriptText('mkdir', { PULSE_MKDIRS: target });
+    const cut = bash(text.slice(0, text.length - 3));
+    assert.notEqual(cut.code, 0);
+    assert.equal(existsSync(target), false);
+    assert.equal(parseRecords(cut.stdout).length, 0, 'not even the prelude ran');
+    const whole = bash(text);
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.equal(existsSync(target), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
