@@ -8,7 +8,11 @@ import type { Browser, BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env['PULSE_CHROMIUM'] ?? '/usr/bin/chromium';
 
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  // CI containers often give /dev/shm 64 MB, too little for a renderer: use /tmp instead.
+  '--disable-dev-shm-usage',
+];
 
 /** Why the browser tier cannot run here, or null when it can. */
 export function chromiumMissing(): string | null {

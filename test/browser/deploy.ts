@@ -63,6 +63,12 @@ export interface WorkerProcess {
 /** Starts `pulse worker` and resolves once it polls the task queue. */
 export async function startWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
   const run = startCli(['worker'], env);
+  // A test process that dies (or times out) must not leave a worker polling behind.
+  const onExit = (): void => {
+    run.child.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
+  void run.done.then(() => process.off('exit', onExit));
   const stop = async (): Promise<void> => {
     if (run.child.exitCode !== null || run.child.signalCode !== null) return;
     run.child.kill('SIGTERM');
