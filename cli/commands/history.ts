@@ -25,16 +25,23 @@ export function historyQuery(node: string | undefined): string {
   return `${base} AND PulseNode = '${node}'`;
 }
 
+function describeResult(r: unknown): string | null {
+  if (!r || typeof r !== 'object' || !('ok' in r)) return null;
+  const d = r as DeployResult;
+  return d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
+}
+
+/** ok/failed with the node state, from the DeployResult (a failed deploy carries it in its failure's details). */
 async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<string> {
   const status = info.status.name;
   if (status === 'RUNNING') return 'running';
-  if (status !== 'COMPLETED') return status.toLowerCase().replace('_', '-');
+  const fallback = status.toLowerCase().replace('_', '-');
+  if (status !== 'COMPLETED' && status !== 'FAILED') return fallback;
   try {
-    const r = (await client.workflow.getHandle(info.workflowId, info.runId).result()) as DeployResult | undefined;
-    if (!r || typeof r !== 'object' || !('ok' in r)) return 'completed';
-    return r.ok ? `ok (${r.state})` : `failed (${r.state})${r.error ? `: ${r.error}` : ''}`;
-  } catch {
-    return 'completed';
+    return describeResult(await client.workflow.getHandle(info.workflowId, info.runId).result()) ?? fallback;
+  } catch (e) {
+    const details = ((e as { cause?: { details?: unknown[] } }).cause?.details ?? [])[0];
+    return describeResult(details) ?? fallback;
   }
 }
 
@@ -73,7 +80,7 @@ function printTable(rows: HistoryRow[]): void {
   for (const r of rows) {
     const dur = r.durationS === null ? 'running' : `${r.durationS} s`;
     const what = `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`;
-    process.stdout.write(`${r.time.slice(0, 19).replace('T', ' ')}Z  ${what.padEnd(24)} ${r.result.padEnd(14)} ${dur.padStart(9)}  ${r.ui ?? r.workflowId}\n`);
+    process.stdout.write(`${r.time.slice(0, 19).replace('T', ' ')}Z  ${what.padEnd(26)} ${dur.padStart(9)}  ${r.result}\n    ${r.ui ?? r.workflowId}\n`);
   }
 }
 

@@ -163,6 +163,6 @@ test('history --node lists the deploys of that node, newest first, with results 
   ]);
   assert.match(rows[0]?.ui ?? '', new RegExp(`^http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeA/`));
   const text = await runCli(['model', 'history'], env);
-  assert.match(text.stdout, /up best on nodeE\s+failed/);
-  assert.match(text.stdout, /up best on nodeD\s+failed/);
+  assert.match(text.stdout, /up best on nodeE +[\d.]+ s  failed \(failed\): readiness: \/v1\/models not ready after 5 s/);
+  assert.match(text.stdout, /up best on nodeD +[\d.]+ s  failed \(failed\): readiness: deploy cancelled/);
 });
