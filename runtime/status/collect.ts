@@ -139,7 +139,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     if (failure) throw failure;
     s.answered = true;
     applyRecords(s, result, gate, state, httpSkip);
-    if (probeWanted) s.gpuProbe = await runGpuProbe(session, node);
+    if (probeWanted) s.gpuProbe = await runGpuProbe(session, node).catch((e: unknown) => skippedProbe(errorLine(name, e, timeout)));
   } catch (e) {
     s.error = errorLine(name, e, timeout);
     // A connection that arrives after the timeout must still be closed.
@@ -166,7 +166,7 @@ export async function collectStatus(config: NodesConfig, req: StatusRequest, dep
   const names = selectNodes(config, req);
   const nodes = await Promise.all(names.map((n) => statusOfNode(config, n, req, deps)));
   const notes: string[] = [];
-  const skipped = nodes.filter((n) => n.gpuProbe?.skipped).map((n) => n.node);
+  const skipped = nodes.filter((n) => n.protected && req.gpuProbe && n.gpuProbe?.ran === false).map((n) => n.node);
   if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
   return { version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), nodes, notes };
 }
