@@ -17,7 +17,7 @@ export interface HistoryEventLike {
   eventId?: number | { toNumber(): number } | null;
   eventTime?: Ts | null;
   userMetadata?: { summary?: Payload | null } | null;
-  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  activityTaskScheduledEventAttributes?: { activityId?: string | null; activityType?: { name?: string | null } | null } | null;
   activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown; result?: Payloads | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
   activityTaskTimedOutEventAttributes?: { scheduledEventId?: unknown; failure?: FailureLike | null } | null;
@@ -78,6 +78,7 @@ interface Scheduled {
   name: string;
   at: number;
   type: string;
+  activityId: string;
 }
 
 /** What a finished step says beside its ✓ (activities/contract.ts result shapes): why it restarts, backup, log... */
@@ -108,7 +109,7 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
   if (sched) {
     const summary = decodeFirst({ payloads: ev.userMetadata?.summary ? [ev.userMetadata.summary] : [] });
     const name = typeof summary === 'string' && summary ? summary : (sched.activityType?.name ?? 'step');
-    scheduled.set(num(ev.eventId), { name, at, type: sched.activityType?.name ?? '' });
+    scheduled.set(num(ev.eventId), { name, at, type: sched.activityType?.name ?? '', activityId: sched.activityId ?? '' });
     p.stepStarted(name);
     return null;
   }
@@ -172,7 +173,7 @@ export async function followRun(client: Client, workflowId: string, runId: strin
         const outcome = applyEvent(ev, scheduled, opts.printer);
         if (outcome) return outcome;
       }
-      await showPending(handle, opts.printer);
+      await showPending(handle, opts.printer, scheduled);
       if (failingSince !== null) opts.printer.note('the Temporal server answers again');
       failingSince = null;
     } catch (e) {
@@ -186,12 +187,15 @@ export async function followRun(client: Client, workflowId: string, runId: strin
   }
 }
 
-async function showPending(handle: ReturnType<Client['workflow']['getHandle']>, p: ProgressPrinter): Promise<void> {
+async function showPending(handle: ReturnType<Client['workflow']['getHandle']>, p: ProgressPrinter, scheduled: Map<number, Scheduled>): Promise<void> {
   const d = await handle.describe();
-  for (const a of (d.raw.pendingActivities ?? []) as { activityType?: { name?: string | null } | null; heartbeatDetails?: Payloads | null; attempt?: number | null; lastFailure?: FailureLike | null }[]) {
+  for (const a of (d.raw.pendingActivities ?? []) as { activityId?: string | null; activityType?: { name?: string | null } | null; heartbeatDetails?: Payloads | null; attempt?: number | null; lastFailure?: FailureLike | null }[]) {
     const hb = decodeFirst(a.heartbeatDetails);
     if (isWaitProgress(hb)) p.waitProgress(hb);
-    if ((a.attempt ?? 1) > 1 && a.lastFailure) p.retrying(a.activityType?.name ?? 'step', a.attempt ?? 2, failureText(a.lastFailure).message);
+    if ((a.attempt ?? 1) > 1 && a.lastFailure) {
+      const name = [...scheduled.values()].find((s) => s.activityId === a.activityId)?.name ?? a.activityType?.name ?? 'step';
+      p.retrying(name, a.attempt ?? 2, failureText(a.lastFailure).message);
+    }
   }
 }
 

@@ -139,6 +139,15 @@ test('a never-ready node ends failed with the backup path and the rollback comma
   assert.match(r.stdout, /to go back: pulse model up datagen --node nodeE/);
 });
 
+test('a retried step says which attempt runs and why the last one failed', async () => {
+  script('nodeB', { readiness: 'gate', dropFirst: true });
+  const run = startCli(['model', 'up', 'datagen', '--node', 'nodeB'], env);
+  await waitForOutput(run, /! 7\/9 readiness on nodeB: attempt 2 after: ssh link to the node dropped/);
+  release('nodeB');
+  const r = await run.done;
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
 test('down stops the node; --json prints the DeployResult', async () => {
   const r = await runCli(['model', 'down', '--node', 'nodeA', '--json'], env);
   assert.equal(r.code, 0, r.stderr);

@@ -14,6 +14,8 @@ export interface NodeScript {
   currentProfile: string | null;
   /** 'gate': wait until `release()`; 'never': time out after a few probes; 'ready': at once. */
   readiness: 'ready' | 'gate' | 'never';
+  /** The first readiness attempt fails like a dropped ssh link (retried by Temporal). */
+  dropFirst?: boolean;
 }
 
 export interface Recorded {
@@ -58,6 +60,9 @@ function preflight(plan: UpPlan): PreflightReport {
 async function readiness(plan: UpPlan) {
   const s = of(plan.node);
   const ctx = Context.current();
+  if (s.dropFirst && ctx.info.attempt === 1) {
+    throw ApplicationFailure.create({ type: 'Unreachable', message: 'ssh link to the node dropped' });
+  }
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     const elapsedS = (Date.now() - started) / 1000;
