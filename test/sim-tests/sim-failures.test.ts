@@ -150,6 +150,17 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.equal(r.trim(), 'sh', 'the command line is parsed by the login shell /bin/sh');
   });
 
+  test('BIND=<node address>: vLLM listens there, the localhost check of start.sh fails and it removes the container', async () => {
+    const n = sim.node('beta');
+    fs.writeFileSync(n.envPath, renderEnv(sim, 'beta', { BIND: n.address, READY_TIMEOUT_S: '2' }));
+    const before = n.requests().length;
+    const r = await sshScript(sim, 'beta', startScript(sim, 'beta'));
+    assert.match(r.stdout, /^rc=1$/m);
+    assert.match(fs.readFileSync(path.join(n.paths.logsDir, 'pulse-up-test.log'), 'utf8'), /not ready after 2s; removing the container/);
+    assert.deepEqual(n.containers(), []);
+    assert.equal(n.requests().length, before, 'no readiness probe reached the server: it listened on the node address only');
+  });
+
   test('writeNodesJson passes the production nodes.json parser', () => {
     const file = path.join(sim.dir, 'nodes.json');
     sim.writeNodesJson(file, { protected: ['alpha'], nodeMinMem: { beta: 90 } });
@@ -159,6 +170,8 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.equal(cfg.nodes.beta?.env.PORT, String(sim.node('beta').vllmPort));
     assert.equal(cfg.nodes.beta?.minMemAvailableGiB, 90);
     assert.equal(cfg.nodes.beta?.recipes['qwen38-flash']?.container, CONTAINER_NAME);
+    assert.equal(cfg.nodes.alpha?.gatewayUrl, `http://127.0.0.1:${sim.node('alpha').vllmPort}/v1`);
+    assert.equal(cfg.nodes.beta?.gatewayUrl, `http://${sim.node('beta').address}:${sim.node('beta').vllmPort}/v1`);
   });
 });
 

@@ -34,6 +34,15 @@ function recipeEntry(dir: string, container: string, hfHome: string, vars?: Reco
   };
 }
 
+/**
+ * The URL the gateway uses: the gateway node reaches its own server on 127.0.0.1; any other node by its "LAN"
+ * address, which in the sim is its ssh address (127.0.0.2x). A server on BIND=127.0.0.1 is then unreachable from
+ * the gateway, as on spark2, and BIND=<node address> is reachable but breaks start.sh's localhost check.
+ */
+function gatewayUrl(n: SimNode, gatewayNode: string | null | undefined): string {
+  return `http://${n.name === gatewayNode ? '127.0.0.1' : n.address}:${n.vllmPort}/v1`;
+}
+
 function nodeEntry(n: SimNode, i: number, all: SimNode[], opts: NodesJsonOptions): Record<string, unknown> {
   const local = opts.local?.includes(n.name) ?? false;
   const prot = opts.protected ?? (all[0] ? [all[0].name] : []);
@@ -45,7 +54,7 @@ function nodeEntry(n: SimNode, i: number, all: SimNode[], opts: NodesJsonOptions
     protected: prot.includes(n.name),
     env: { HF_HOME: n.hfHome, BIND: '127.0.0.1', PORT: String(n.vllmPort), REQUIRE_IDLE_GPU: '1' },
     vars: { tritonCache: n.paths.tritonCache, mtpShardR2: n.paths.mtpShardR2, captureDir: n.paths.captureDir },
-    gatewayUrl: `http://127.0.0.1:${n.vllmPort}/v1`,
+    gatewayUrl: gatewayUrl(n, opts.gatewayNode === undefined ? all[0]?.name : opts.gatewayNode),
     gpuProbe: `docker run --rm --gpus all ${PROBE_IMAGE} nvidia-smi -L`,
     ...(opts.nodeMinMem?.[n.name] !== undefined ? { minMemAvailableGiB: opts.nodeMinMem[n.name] } : {}),
     recipes,
