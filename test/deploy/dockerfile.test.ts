@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { imageTag, loadCompose } from './compose-file.js';
+import { envOf, imageTag, loadCompose, mountsOf } from './compose-file.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
@@ -103,5 +103,14 @@ test('the image compiles, prebuilds the workflow bundle, and runs `pulse worker`
   // compose's command must be arguments of that entry point.
   const { compose } = loadCompose(root);
   const worker = Object.values(compose.services).find((s) => s['build']);
-  assert.equal((worker?.['command'] as string[])[0], 'worker');
+  assert.ok(worker);
+  assert.equal((worker['command'] as string[])[0], 'worker');
+  // The state dir: the image's default is compose's, and the image creates the volume's mount point owned by
+  // node, so a fresh named volume starts writable for the worker.
+  const stateDir = envOf(worker)['PULSE_STATE_DIR'];
+  assert.ok(instructions.includes(`ENV PULSE_STATE_DIR=${stateDir}`), `ENV PULSE_STATE_DIR=${stateDir}`);
+  const volume = mountsOf(worker).find((m) => m.type === 'volume');
+  assert.ok(volume && stateDir?.startsWith(`${volume.target}/`));
+  const mk = instructions.find((l) => /^RUN mkdir -p /.test(l)) ?? '';
+  assert.ok(mk.includes(stateDir!) && mk.includes(`chown -R node:node ${volume.target}`), mk);
 });
