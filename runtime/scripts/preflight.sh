@@ -16,6 +16,8 @@ if [[ -d $PULSE_RECIPE_DIR ]]; then check recipe-dir true "$PULSE_RECIPE_DIR"; e
 file_check recipe-start "$(pulse_abs "$PULSE_RECIPE_START")" 'start script'
 file_check recipe-stop "$(pulse_abs "$PULSE_RECIPE_STOP")" 'stop script'
 
+# readiness and verify probe the server with curl on the node.
+if command -v curl >/dev/null 2>&1; then check curl true "$(command -v curl)"; else check curl false 'curl is not on PATH (readiness needs it)'; fi
 have_docker=false
 if command -v docker >/dev/null 2>&1; then have_docker=true; check docker true "$(command -v docker)"; else check docker false 'docker is not on PATH'; fi
 if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then

@@ -1,6 +1,7 @@
 # readiness: one GET /v1/models on the node. The API key is read from the node .env (never executed) and goes
 # to curl on stdin as a header, so it is never on a command line. Exit 0 when HTTP 200, 13 otherwise.
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME. Record: readiness.
+command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
 [[ $host != *:* ]] || host="[$host]"

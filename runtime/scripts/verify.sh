@@ -2,6 +2,7 @@
 # cache line of the container log, and each pulse-proof text (the controller turns a missing one into a warning).
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
 # PULSE_LOG_PATH (may be empty). Records: models{httpStatus,body_b64}, kv-cache{line}, proof{text,found}.
+command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
 [[ $host != *:* ]] || host="[$host]"
