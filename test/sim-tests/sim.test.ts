@@ -133,6 +133,20 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.ok(await eventually(() => n.memAvailableGiB() > 100), 'MemAvailable recovers after the stop');
   });
 
+  test('start.sh --no-launch is detectable: marker, helper container, .last_launch.sh', async () => {
+    const n = sim.node('spark2');
+    fs.writeFileSync(n.envPath, renderEnv(sim, 'spark2'));
+    assert.equal(n.noLaunchCalled(), false);
+    const calls = n.startShCalls().length;
+    const r = await sshScript(sim, 'spark2', `cd ${n.recipeDir} && env -i bash start.sh --no-launch; docker rm -f ${CONTAINER_NAME}-prep`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(n.noLaunchCalled(), true);
+    assert.equal(n.startShCalls().length, calls + 1);
+    assert.match(n.startShCalls().at(-1) ?? '', /args=--no-launch$/);
+    assert.ok(fs.existsSync(`${n.recipeDir}/.last_launch.sh`));
+    assert.ok(n.dockerCalls().some((c) => c.argv.includes(`${CONTAINER_NAME}-prep`) && c.argv[0] === 'run'));
+  });
+
   test('start.sh removes the container after READY_TIMEOUT_S when vLLM never becomes ready', async () => {
     const n = sim.node('spark2');
     n.setFailure('never-ready');

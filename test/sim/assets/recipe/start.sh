@@ -103,7 +103,8 @@ fi
 
 # The generated launch script: EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS go in without quotes (one line each), which is
 # why pulse allows only -e/-v pairs there. The API key stays a variable reference, never written to the file.
-LAUNCH="$HERE/.last_launch.sh"
+LAUNCH="$HERE/.launch.sh"
+[[ "$NO_LAUNCH" == 1 ]] && LAUNCH="$HERE/.last_launch.sh"
 cat >"$LAUNCH" <<LAUNCH_EOF
 #!/usr/bin/env bash
 exec docker run -d --name $NAME --gpus all --ipc host --network host --shm-size 16g \\
@@ -117,7 +118,9 @@ exec docker run -d --name $NAME --gpus all --ipc host --network host --shm-size 
   --port $PORT --host $BIND \${API_KEY:+--api-key "\$API_KEY"} $(printf "%s " $EXTRA_VLLM_ARGS)
 LAUNCH_EOF
 if [[ "$NO_LAUNCH" == 1 ]]; then
-  echo "start.sh: --no-launch: wrote $LAUNCH"
+  # Like the real mode: a helper container runs and the launch script is left for the user.
+  docker run -d --name "$NAME-prep" "$IMAGE" sleep 3600 >/dev/null
+  echo "start.sh: --no-launch: started $NAME-prep and wrote $LAUNCH"
   exit 0
 fi
 
