@@ -65,6 +65,7 @@ test('the Web UI shows a CLI deploy on the simulator with its summary and every 
     return;
   }
   mkdirSync(shots, { recursive: true });
+  rmSync(path.join(shots, 'failure.png'), { force: true }); // only this run's failure may leave one
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-ui-'));
   let server: DevServer | null = null;
   let sim: Sim | null = null;
