@@ -13,15 +13,19 @@ marker="$logs/.pulse-start-$PULSE_DEPLOY_KEY"
 find "$logs" -maxdepth 1 -name '.pulse-start-*' -type d -mtime +30 -exec rm -rf -- {} + 2>/dev/null || true
 log="$logs/pulse-up-$PULSE_STAMP.log"
 
+cd -- "$PULSE_RECIPE_DIR" || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot enter $PULSE_RECIPE_DIR"
 trap '' HUP # a dropped link between the marker and the launch must not leave a marker without a server
 if ! mkdir -- "$marker" 2>/dev/null; then
   prev=$(cat -- "$marker/log" 2>/dev/null || true)
   pulse_record start started:=false log="${prev:-$log}"
   exit 0
 fi
+# A failure before the launch (full disk) removes the marker again, so a retry can still start.
+launched=false
+trap '[[ $launched == true ]] || rm -rf -- "$marker"' EXIT
 printf '%s\n' "$log" >"$marker/log"
-cd -- "$PULSE_RECIPE_DIR"
-setsid nohup env -i HOME="$HOME" PATH="$PATH" bash "$start" </dev/null >>"$log" 2>&1 &
+setsid nohup env -i HOME="${HOME:-/}" PATH="$PATH" bash "$start" </dev/null >>"$log" 2>&1 &
 pid=$!
+launched=true
 printf '%s\n' "$pid" >"$marker/pid"
 pulse_record start started:=true log="$log" pid:="$pid"

@@ -10,7 +10,7 @@ was=false
 
 # stop.sh output is log, not records: it goes to stderr so it can never forge an @pulse line.
 rc=0
-(cd "$PULSE_RECIPE_DIR" && env -i HOME="$HOME" PATH="$PATH" bash "$stop" </dev/null 1>&2) || rc=$?
+(cd "$PULSE_RECIPE_DIR" && env -i HOME="${HOME:-/}" PATH="$PATH" bash "$stop" </dev/null 1>&2) || rc=$?
 
 if exists; then
   docker rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 || true
