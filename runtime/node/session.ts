@@ -25,7 +25,7 @@ function collect(ch: Channel, opts: RunOptions): { records: PulseRecord[]; raw: 
   let gotPgid: (n: number | null) => void = () => undefined;
   // The prelude's first record; an abort that comes before it waits for it (or for the end of the run).
   const pgid = new Promise<number | null>((res) => (gotPgid = res));
-  void ch.done.then(() => gotPgid(null));
+  void ch.done.then(() => gotPgid(null), () => gotPgid(null)); // both arms: a dropped link must not be unhandled
   const parser = new RecordParser((r, line) => {
     if (r.kind === 'pgid' && typeof r.pgid === 'number') gotPgid(r.pgid);
     records.push(r);

@@ -140,3 +140,20 @@ test('NodePool keeps one connection per node, reconnects after a drop, closes id
     await pool.closeAll();
   }
 });
+
+test('a link dropped while a script runs is unreachable (retryable), naming the node', async () => {
+  process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  const node = h.sim.node('spark3');
+  const s = await openSession({ name: 'spark3', host: 'ssh', ssh: 'spark3' });
+  node.setStopMode('hang');
+  try {
+    let started = false;
+    const run = s.run('stop', { env: { PULSE_RECIPE_DIR: node.recipeDir, PULSE_RECIPE_STOP: 'stop.sh', PULSE_RECIPE_START: 'start.sh', PULSE_CONTAINER: node.containerName }, onRecord: (r) => (started ||= r.kind === 'pgid') });
+    for (let i = 0; i < 100 && !started; i++) await new Promise((r) => setTimeout(r, 50));
+    node.killSshSessions();
+    await assert.rejects(run, (e: unknown) => e instanceof PulseError && e.kind === 'unreachable' && /spark3: the ssh link dropped/.test(e.message));
+  } finally {
+    node.setStopMode('ok');
+    await s.close();
+  }
+});
