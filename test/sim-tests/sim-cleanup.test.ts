@@ -37,6 +37,7 @@ test('a test process that exits without stop() still kills its nodes (exit hook)
   await new Promise((r) => child.on('exit', r));
   try {
     assert.deepEqual(processesIn(new Set(ns), mountTag(dir)), []);
+    assert.equal(fs.existsSync(dir), false, 'the temp dir is gone too');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -51,6 +52,7 @@ test('the nodes of a SIGKILLed test process are reaped by the next sim start', a
     assert.ok(processesIn(new Set(ns), mountTag(dir)).length >= 2, 'no exit hook runs on SIGKILL');
     reapStaleSims();
     assert.deepEqual(processesIn(new Set(ns), mountTag(dir)), []);
+    assert.equal(fs.existsSync(dir), false, 'the temp dir is gone too');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -64,7 +64,8 @@ export class Sim {
     private readonly hosts: HostEntry[],
     /** A host key no node has, for "changed host key" tests. */
     readonly foreignHostKey: string,
-    private readonly ownsDir: boolean,
+    /** The sim made `dir` (a temp dir) and removes it on stop. */
+    readonly ownsDir: boolean,
   ) {}
 
   /** The node called `name` (throws for an unknown name). */
@@ -121,12 +122,13 @@ export class Sim {
     if (this.ownsDir) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** Synchronous last-resort kill (process exit): no waiting, no dir removal. */
+  /** Synchronous last-resort kill (process exit): no waiting; removes the dir if the sim made it. */
   killSync(): void {
     if (this.timer) clearInterval(this.timer);
     const all = new Set<string>();
     for (const n of this.nodes) n.namespaces.forEach((ns) => all.add(ns));
     killNamespaces(all, mountTag(this.dir));
+    if (this.ownsDir) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -36,7 +36,7 @@ export function registerSim(sim: Sim): void {
 export function updateEntry(sim: Sim): void {
   fs.mkdirSync(REGISTRY, { recursive: true });
   const ns = sim.nodes.flatMap((n) => [...n.namespaces]);
-  fs.writeFileSync(entryFile(sim), JSON.stringify({ owner: process.pid, dir: sim.dir, ns }));
+  fs.writeFileSync(entryFile(sim), JSON.stringify({ owner: process.pid, dir: sim.dir, ownsDir: sim.ownsDir, ns }));
 }
 
 /** Forgets a stopped sim. */
@@ -70,9 +70,10 @@ export function reapStaleSims(): void {
   for (const f of files) {
     const file = path.join(REGISTRY, f);
     try {
-      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ns: string[] };
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ownsDir?: boolean; ns: string[] };
       if (alive(entry.owner)) continue;
       killNamespaces(new Set(entry.ns), mountTag(entry.dir));
+      if (entry.ownsDir && path.basename(entry.dir).startsWith('pulse-sim-')) fs.rmSync(entry.dir, { recursive: true, force: true });
       fs.rmSync(file, { force: true });
     } catch {
       fs.rmSync(file, { force: true });
