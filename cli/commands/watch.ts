@@ -37,6 +37,8 @@ export interface FollowRequest {
   /** e.g. "up best on spark2" */
   what: string;
   json: boolean;
+  /** The run has already closed: replay its steps and result, run no worker. */
+  closed?: boolean;
 }
 
 function detachLines(t: PulseTemporal, req: FollowRequest, local: LocalWorker | null): string[] {
@@ -106,7 +108,7 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
   process.on('SIGINT', onSigint);
   let outcome: FollowOutcome;
   try {
-    await keeper.start();
+    if (!req.closed) await keeper.start();
     outcome = await followRun(t.client, req.workflowId, req.runId, { printer, signal: ac.signal });
     if (outcome.kind === 'detached') for (const l of detachLines(t, req, keeper.local)) printer.line(l);
     else printer.outcome(outcome, req.what);
@@ -125,30 +127,37 @@ async function noteOthers(t: PulseTemporal, printer: ProgressPrinter, self: stri
   if (others > 0) printer.note(`${others} other deploy(s) still open: they continue when \`pulse worker\` or the next pulse command runs`);
 }
 
-/** The run that holds the node now: the latest run of its workflow ID, if still running. */
-export async function runningDeploy(t: PulseTemporal, node: string): Promise<{ workflowId: string; runId: string; what: string } | null> {
+/** The latest deploy of the node (running or not), or null when the node never had one. */
+export async function latestDeploy(t: PulseTemporal, node: string): Promise<{ workflowId: string; runId: string; what: string; running: boolean } | null> {
   const { workflowIdFor, SA_PROFILE } = await import('../../workflows/definitions.js');
   const workflowId = workflowIdFor(node);
   try {
     const d = await t.client.workflow.getHandle(workflowId).describe();
-    if (d.status.name !== 'RUNNING') return null;
     const profile = d.typedSearchAttributes.get(SA_PROFILE);
     const action = d.type.replace(/Workflow$/, '');
-    return { workflowId, runId: d.runId, what: `${action}${profile ? ` ${profile}` : ''} on ${node}` };
+    return { workflowId, runId: d.runId, what: `${action}${profile ? ` ${profile}` : ''} on ${node}`, running: d.status.name === 'RUNNING' };
   } catch (e) {
     if ((e as Error).name === 'WorkflowNotFoundError') return null;
     throw e;
   }
 }
 
+/** The run that holds the node now (the per-node lock), or null. */
+export async function runningDeploy(t: PulseTemporal, node: string): Promise<{ workflowId: string; runId: string; what: string } | null> {
+  const d = await latestDeploy(t, node);
+  return d?.running ? d : null;
+}
+
 export async function run(opts: NodeOnlyOptions): Promise<number> {
   const t = await connectTemporal(opts);
   try {
-    const held = await runningDeploy(t, opts.node);
-    if (!held) {
-      throw new PulseError('usage', `no deploy runs on ${opts.node}`, { hint: `see past deploys with: pulse model history --node ${opts.node}` });
+    const last = await latestDeploy(t, opts.node);
+    if (!last) {
+      throw new PulseError('usage', `no deploy has run on ${opts.node}`, { hint: `start one with: pulse model up <profile> --node ${opts.node}` });
     }
-    return await followDeploy(t, { ...held, node: opts.node, json: opts.json });
+    // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
+    if (!last.running) process.stdout.write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
+    return await followDeploy(t, { ...last, node: opts.node, json: opts.json, closed: !last.running });
   } finally {
     await t.close();
   }

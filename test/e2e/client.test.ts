@@ -127,6 +127,13 @@ test('cancel stops the deploy, which compensates: node failed, the CLI says so a
   const again = await runCli(['model', 'cancel', '--node', 'nodeD'], env);
   assert.equal(again.code, 2);
   assert.match(again.stderr, /nothing to cancel: no deploy runs on nodeD/);
+  const replay = await runCli(['model', 'watch', '--node', 'nodeD'], env);
+  assert.notEqual(replay.code, 0, 'watch of a failed deploy exits non-zero');
+  assert.match(replay.stdout, /no deploy runs on nodeD now; the last one has ended:/);
+  assert.match(replay.stdout, /up best on nodeD: FAILED, node failed/);
+  const never = await runCli(['model', 'watch', '--node', 'spark2'], env);
+  assert.equal(never.code, 2);
+  assert.match(never.stderr, /no deploy has run on spark2/);
 });
 
 test('a never-ready node ends failed with the backup path and the rollback command on screen', async () => {
