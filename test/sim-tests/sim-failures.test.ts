@@ -161,6 +161,32 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.equal(n.requests().length, before, 'no readiness probe reached the server: it listened on the node address only');
   });
 
+  test('dockerDown: every docker command fails like a CLI without a daemon', async () => {
+    const n = sim.node('alpha');
+    n.setControl({ dockerDown: true });
+    const r = await sshScript(sim, 'alpha', `docker ps; echo "ps=$?"; docker inspect ${CONTAINER_NAME}; echo "inspect=$?"`);
+    n.setControl({ dockerDown: false });
+    assert.match(r.stdout, /^ps=1$/m);
+    assert.match(r.stdout, /^inspect=1$/m);
+    assert.match(r.stderr, /Cannot connect to the Docker daemon/);
+  });
+
+  test('freezeSshd: a new connection gets no banner until the sshd is thawed', async () => {
+    const n = sim.node('alpha');
+    n.freezeSshd();
+    let frozen: { code: number | null; stderr: string };
+    try {
+      frozen = await new Promise((resolve) => {
+        execFile('ssh', ['-F', sim.sshConfigPath, '-o', 'ConnectTimeout=1', 'alpha', 'true'], (err, _o, stderr) => resolve({ code: err ? 1 : 0, stderr }));
+      });
+    } finally {
+      n.freezeSshd(false);
+    }
+    assert.equal(frozen.code, 1);
+    assert.match(frozen.stderr, /banner exchange|timed out/i);
+    assert.equal((await sshScript(sim, 'alpha', 'true')).code, 0);
+  });
+
   test('writeNodesJson passes the production nodes.json parser', () => {
     const file = path.join(sim.dir, 'nodes.json');
     sim.writeNodesJson(file, { protected: ['alpha'], nodeMinMem: { beta: 90 } });

@@ -30,6 +30,8 @@ export interface NodeControl {
   slowMs: number;
   /** nvidia-smi hides the vLLM process (seen on spark2). */
   nvidiaSmiHidesContainers: boolean;
+  /** The docker daemon is down: every docker command fails like the real CLI does without a daemon. */
+  dockerDown: boolean;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -37,6 +39,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   readyDelayMs: 300,
   slowMs: 2000,
   nvidiaSmiHidesContainers: false,
+  dockerDown: false,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

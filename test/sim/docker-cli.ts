@@ -3,7 +3,7 @@
  * Supports what the node scripts use; anything else exits 125 with a clear message, never a silent success.
  */
 import path from 'node:path';
-import { appendJsonLine } from './control.js';
+import { appendJsonLine, readControl } from './control.js';
 import { DockerExit, takeOption } from './docker-args.js';
 import { TemplateError } from './docker-format.js';
 import { imageCommand } from './docker-image.js';
@@ -52,6 +52,9 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (stateDir) appendJsonLine(path.join(stateDir, 'docker-calls.jsonl'), { at: new Date().toISOString(), argv });
   try {
+    if (stateDir && readControl(stateDir).dockerDown) {
+      throw new DockerExit('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?', 1);
+    }
     process.exitCode = await dispatch(argv);
   } catch (err) {
     if (err instanceof DockerExit || err instanceof TemplateError) {

@@ -83,6 +83,14 @@ export class SimNode extends NodeRecords {
     await exited;
   }
 
+  /**
+   * Freezes (SIGSTOP) or thaws the sshd listener: new connections are accepted by the kernel but get no banner,
+   * so clients hit their handshake timeout; open sessions keep working.
+   */
+  freezeSshd(frozen = true): void {
+    if (this.sshd?.pid) signalPid(this.sshd.pid, frozen ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   /** Drops every open ssh connection (SIGKILL to the per-connection sshd processes), like a lost link. */
   killSshSessions(): void {
     for (const pid of processesIn(this.namespaces, this.tag)) {
@@ -154,7 +162,7 @@ export class SimNode extends NodeRecords {
   setReadyDelay(ms: number): void {
     writeControl(this.paths.state, { readyDelayMs: ms });
   }
-  /** Any other control (slowMs, nvidiaSmiHidesContainers). */
+  /** Any other control (slowMs, nvidiaSmiHidesContainers, dockerDown). */
   setControl(patch: Partial<NodeControl>): NodeControl {
     return writeControl(this.paths.state, patch);
   }
