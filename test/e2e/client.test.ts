@@ -12,7 +12,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/temporal.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import { ROOT, freePortPair, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { ROOT, freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
 
 let dir = '';
@@ -33,6 +33,7 @@ async function writeNodes(file: string): Promise<void> {
 
 before(async () => {
   dir = await tempDir('pulse-client-');
+  killEmbeddedServerOnExit(path.join(dir, 'state'));
   const port = await freePortPair();
   uiPort = port + 1000;
   await writeNodes(path.join(dir, 'nodes.json'));

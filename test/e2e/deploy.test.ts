@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { freePortPair, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -28,6 +28,7 @@ async function endpoint(node: string): Promise<{ enabled: boolean } | undefined>
 
 before(async () => {
   dir = await tempDir('pulse-deploy-');
+  killEmbeddedServerOnExit(stateDir());
   sim = await startSim({ nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 });
   sim.writeNodesJson(path.join(dir, 'nodes.json'), { protected: [] });
   env = {

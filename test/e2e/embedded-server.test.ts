@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureEmbeddedServer, runningEmbeddedServer, stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { configuredOrRunningServer, connectTemporal, uiLink } from '../../cli/temporal.js';
-import { freePortPair, removeDir, tempDir, runCli } from '../helpers/cli.js';
+import { freePortPair, killEmbeddedServerOnExit, removeDir, tempDir, runCli } from '../helpers/cli.js';
 
 let dir = '';
 let port = 0;
@@ -12,6 +12,7 @@ const saved = { ...process.env };
 
 before(async () => {
   dir = await tempDir('pulse-embedded-');
+  killEmbeddedServerOnExit(dir);
   port = await freePortPair();
   process.env['PULSE_STATE_DIR'] = dir;
   process.env['PULSE_TEMPORAL_PORT'] = String(port);

@@ -3,6 +3,7 @@
  * Temporal server, and make throwaway state dirs that are removed (with their server) after the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -87,4 +88,19 @@ export async function waitForOutput(run: ReturnType<typeof startCli>, re: RegExp
     await new Promise((r) => setTimeout(r, 100));
   }
   return run.output();
+}
+
+/**
+ * The embedded server is detached on purpose (it outlives the CLI), so a test process that exits before its
+ * after() hook (a timeout, an uncaught error) would leave it running: kill it on exit too.
+ */
+export function killEmbeddedServerOnExit(stateDir: string): void {
+  process.once('exit', () => {
+    try {
+      const { pid } = JSON.parse(readFileSync(path.join(stateDir, 'temporal', 'server.json'), 'utf8')) as { pid: number };
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // no server, or already gone
+    }
+  });
 }
