@@ -1,6 +1,8 @@
 # readiness: one GET /v1/models on the node. The API key is read from the node .env (never executed) and goes
 # to curl on stdin as a header, so it is never on a command line. Exit 0 when HTTP 200, 13 otherwise.
-# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME. Record: readiness.
+# A container of this start that already exited will never answer: that is a precondition failure (exit 11), so
+# the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
+# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER. Record: readiness.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
@@ -14,4 +16,10 @@ case $code in
   401 | 403) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code (the server wants an API key; is API_KEY in the node .env right?)" ;;
   *) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code" ;;
 esac
+if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
+  st=$(docker inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$PULSE_CONTAINER" 2>/dev/null || true)
+  case $st in
+    exited\ * | dead\ *) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER ${st%% *} (exit code ${st##* }) before /v1/models answered; see docker logs $PULSE_CONTAINER" ;;
+  esac
+fi
 [[ $code == 200 ]] || exit "$PULSE_EXIT_NOT_READY"

@@ -78,7 +78,7 @@ export function startInputs(plan: UpPlan, deployId: string): Record<string, stri
 
 /** Inputs of one readiness probe. */
 export function readinessInputs(plan: UpPlan): Record<string, string> {
-  return { ...serverInputs(plan), PULSE_SERVED_MODEL_NAME: plan.expect.servedModelName };
+  return { ...serverInputs(plan), PULSE_SERVED_MODEL_NAME: plan.expect.servedModelName, PULSE_CONTAINER: plan.recipe.container };
 }
 
 /** Inputs of verify: proofs one per line, and the log this deploy wrote (may be empty). */

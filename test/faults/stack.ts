@@ -16,7 +16,7 @@ import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
 import { CLI, removeDir, tempDir } from '../helpers/cli.js';
-import { startDevServer, type DevServer } from '../helpers/dev-server.js';
+import { TEMPORAL_BIN, startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 
 export interface StackOptions {
@@ -188,15 +188,15 @@ export class Stack {
     return out;
   }
 
-  /** Restart the Temporal dev server on the same SQLite file and port-independent address (new port). */
-  async restartServer(): Promise<void> {
-    const dbFile = this.server.dbFile;
-    await this.connection.close().catch(() => undefined);
+  /**
+   * Stop the Temporal dev server (SIGTERM, like a service restart) and start it again on the same port with the
+   * same SQLite file, after `downMs`. Workers and clients keep their address and must reconnect by themselves.
+   */
+  async restartServer(downMs = 2000): Promise<void> {
+    const { dbFile, address } = this.server;
     await this.server.stop();
-    this.server = await startDevServer({ dbFile });
-    this.connection = await Connection.connect({ address: this.server.address });
-    this.client = new Client({ connection: this.connection });
-    this.env['TEMPORAL_ADDRESS'] = this.server.address;
+    await new Promise((r) => setTimeout(r, downMs));
+    this.server = await startDevServerOn(Number(address.split(':')[1]), dbFile);
   }
 
   async stop(): Promise<void> {
@@ -207,6 +207,47 @@ export class Stack {
     await this.sim.stop().catch(() => undefined);
     await removeDir(this.dir);
   }
+}
+
+/** `temporal server start-dev` on a given port and SQLite file (the helper picks a free port; a restart keeps it). */
+async function startDevServerOn(port: number, dbFile: string): Promise<DevServer> {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', '--headless',
+    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    ...['PulseNode', 'PulseProfile', 'PulseAction'].flatMap((k) => ['--search-attribute', `${k}=Keyword`])];
+  const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20000)));
+  child.stderr?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const onExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', onExit);
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    }
+    process.off('exit', onExit);
+  };
+  const address = `127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`temporal start-dev exited on restart:\n${output}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      await conn.workflowService.getSystemInfo({});
+      await conn.close();
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`temporal start-dev on ${address} not ready after a restart:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return { address, namespace: 'default', uiUrl: null, dbFile, process: child, log: () => output, stop };
 }
 
 /** Every string and every byte array (decoded as UTF-8) inside `v`. */
