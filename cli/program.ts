@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { PulseError } from '../runtime/errors.js';
 import type * as O from './options.js';
+import type { WorkerRunOptions } from './commands/worker.js';
 
 function positiveNumber(name: string) {
   return (v: string): number => {
@@ -168,8 +169,15 @@ export function buildProgram(): Command {
     .command('worker')
     .description('Run the pulse Temporal worker (until SIGTERM/SIGINT).')
     .addOption(new Option('--task-queue <name>', 'task queue (default: pulse-deploy)'))
+    .addOption(new Option('--no-gateway', 'do not poll pulse-gateway: for controller hosts that do not hold the gateway file and node state'))
+    .addOption(new Option('--metrics <host:port>', 'serve Prometheus metrics on GET /metrics (env PULSE_METRICS_ADDRESS; default off)'))
     .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.WorkerOptions = { ...globals(cmd), taskQueue: o['taskQueue'] as string | undefined };
+      const opts: WorkerRunOptions = {
+        ...globals(cmd),
+        taskQueue: o['taskQueue'] as string | undefined,
+        gateway: o['gateway'] !== false,
+        metrics: o['metrics'] as string | undefined,
+      };
       await runLazy(() => import('./commands/worker.js'), opts);
     });
 

@@ -1,20 +1,27 @@
 /**
- * The pulse worker: polls TASK_QUEUE with the prebuilt workflow bundle (never bundling at start) and the activities
- * of activities/. `createPulseWorker` serves both `pulse worker` and the in-process worker of `pulse model up`;
+ * The pulse worker: polls TASK_QUEUE with the prebuilt workflow bundle (never bundling at start) and the node-step
+ * activities of activities/, and GATEWAY_TASK_QUEUE with the state activities (node state, gateway file) unless
+ * told this host does not hold the gateway file. `createPulseWorker` serves both `pulse worker` and the in-process worker of `pulse model up`;
  * `runWorker` is `pulse worker`: connect (clear error when the server is unreachable), run until SIGTERM/SIGINT,
- * then drain gracefully within SHUTDOWN_GRACE_TIME.
+ * then drain gracefully within SHUTDOWN_GRACE_TIME; structured logs (worker/logging.ts) and optional Prometheus
+ * metrics (worker/metrics.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { createServer as createNetServer } from 'node:net';
+import type { Logger } from '@temporalio/common';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { ActivityDeps, ActivityLogger, PulseActivities } from '../activities/index.js';
 import { PulseError } from '../runtime/errors.js';
 import { defaultStateDir } from '../runtime/state.js';
-import { TASK_QUEUE } from '../workflows/definitions.js';
+import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../workflows/definitions.js';
 import { buildDeps, stderrLogger } from './deps.js';
+import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
+import { instrumentActivities, parseHostPort, PulseMetrics, startMetricsServer } from './metrics.js';
+import type { MetricsServer } from './metrics.js';
 
 /** Running activities get this long to finish after SIGTERM/SIGINT before they are cancelled. */
 export const SHUTDOWN_GRACE_TIME = '10s';
@@ -35,10 +42,19 @@ export interface PulseWorkerOptions {
   /** Replace the activities entirely (tests with fakes). */
   activities?: PulseActivities;
   identity?: string;
+  /** Also poll the gateway queue (default true): false on controller hosts that do not hold the gateway file. */
+  gateway?: boolean;
+  /** Record pulse's metrics of every activity here (worker/metrics.ts). */
+  metrics?: PulseMetrics;
 }
 
 export interface PulseWorker {
+  /** The Worker of the deploy queue (workflows and node steps). */
   worker: Worker;
+  /** The Worker of the gateway queue (state activities), or null (`gateway: false`, or a private task queue). */
+  gateway: Worker | null;
+  /** The queues polled, deploy queue first. */
+  taskQueues: string[];
   /** Run until shutdown() or a shutdown signal, then close the node connections. */
   run(): Promise<void>;
   /** Run until `p` settles (the in-process worker of one deploy), then close the node connections. */
@@ -49,7 +65,24 @@ export interface PulseWorker {
   getState(): ReturnType<Worker['getState']>;
 }
 
-/** A worker for the pulse workflows and activities; does not start polling until run()/runUntil(). */
+/** The state activities: they write $PULSE_STATE_DIR, so they run only where the gateway queue is polled. */
+const STATE_ACTIVITIES = ['publishState', 'markFailed'] as const;
+
+function split(acts: PulseActivities): { node: Partial<PulseActivities>; state: Partial<PulseActivities> } {
+  const node: Record<string, unknown> = { ...acts };
+  const state: Record<string, unknown> = {};
+  for (const k of STATE_ACTIVITIES) {
+    state[k] = acts[k];
+    delete node[k];
+  }
+  return { node: node as Partial<PulseActivities>, state: state as Partial<PulseActivities> };
+}
+
+/**
+ * A worker for the pulse workflows and activities; does not start polling until run()/runUntil(). By default it
+ * polls the deploy queue AND the gateway queue (two SDK Workers on one connection): a single host needs nothing
+ * else. `gateway: false` polls the deploy queue only (an extra controller host without the gateway file).
+ */
 export async function createPulseWorker(opts: PulseWorkerOptions): Promise<PulseWorker> {
   const codePath = opts.bundlePath ?? WORKFLOW_BUNDLE_PATH;
   if (!existsSync(codePath)) {
@@ -57,38 +90,62 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   }
   const logger = opts.logger ?? stderrLogger();
   const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, opts.deps);
-  const worker = await Worker.create({
+  const taskQueue = opts.taskQueue ?? TASK_QUEUE;
+  const gatewayQueue = stateTaskQueue(taskQueue);
+  let acts = opts.activities ?? createActivities(real.deps);
+  if (opts.metrics) acts = instrumentActivities(acts, opts.metrics);
+  // On a private queue the state activities stay on that queue (stateTaskQueue), so one Worker serves everything.
+  const separate = gatewayQueue !== taskQueue;
+  const parts = split(acts);
+  const common = {
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: { codePath },
-    activities: opts.activities ?? createActivities(real.deps),
     shutdownGraceTime: SHUTDOWN_GRACE_TIME,
     // Heartbeats reach the server at most every 2 s, so `watch` shows live wait progress (they are not history).
     maxHeartbeatThrottleInterval: '2s',
     ...(opts.identity ? { identity: opts.identity } : {}),
-  });
+  };
+  const worker = await Worker.create({ ...common, taskQueue, workflowBundle: { codePath }, activities: separate ? parts.node : acts });
+  const gateway = separate && opts.gateway !== false ? await Worker.create({ ...common, taskQueue: gatewayQueue, activities: parts.state }) : null;
+  const all = gateway ? [worker, gateway] : [worker];
   const shutdown = (): void => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
+    for (const w of all) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  // The gateway Worker runs beside the deploy Worker; either one failing stops the other, so neither polls alone.
+  const runGateway = async (): Promise<void> => {
+    if (!gateway) return;
+    try {
+      await gateway.run();
+    } catch (err) {
+      shutdown();
+      throw err;
+    }
+  };
+  const settle = async <R>(main: Promise<R>): Promise<R> => {
+    const side = runGateway();
+    try {
+      return await main.finally(shutdown);
+    } finally {
+      await side.catch((err: unknown) => logger.warn(`gateway worker stopped: ${err instanceof Error ? err.message : String(err)}`));
+      await real.close();
+    }
   };
   return {
     worker,
+    gateway,
+    taskQueues: all.map((w) => w.options.taskQueue),
     shutdown,
     getState: () => worker.getState(),
     run: async () => {
+      const side = runGateway();
       try {
-        await worker.run();
+        await Promise.all([worker.run().finally(shutdown), side]);
       } finally {
+        await side.catch(() => undefined);
         await real.close();
       }
     },
-    runUntil: async <R>(p: Promise<R> | (() => Promise<R>)) => {
-      try {
-        return await worker.runUntil(p);
-      } finally {
-        await real.close();
-      }
-    },
+    runUntil: <R>(p: Promise<R> | (() => Promise<R>)) => settle(worker.runUntil(p)),
   };
 }
 
@@ -100,11 +157,51 @@ export interface RunWorkerOptions {
   tls?: NativeConnectionOptions['tls'];
   apiKey?: string;
   logger?: ActivityLogger;
+  /** Poll the gateway queue too (default true); false: `pulse worker --no-gateway`. */
+  gateway?: boolean;
+  /** HOST:PORT to serve Prometheus metrics on (pulse's and Temporal's, worker/metrics.ts); default: none. */
+  metricsAddress?: string;
+}
+
+/**
+ * The process-wide SDK runtime of `pulse worker`: our line logger (JSON when stdout is not a TTY) for the SDK's own
+ * lines and the activities' context loggers, and, with metrics on, the SDK's Prometheus exporter on a private
+ * loopback port. Runtime.install works once per process, before any connection: a runtime already there (a test
+ * process) is kept, and then the SDK's metrics are missing from the scrape (said once as a warning).
+ */
+async function installRuntime(sdkLogger: Logger, metrics: boolean): Promise<string | null> {
+  const temporalMetrics = metrics ? `127.0.0.1:${await loopbackPort()}` : null;
+  try {
+    Runtime.install({
+      logger: withoutGatewayNotice(sdkLogger, GATEWAY_TASK_QUEUE),
+      ...(temporalMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } } : {}),
+    });
+    return temporalMetrics;
+  } catch (err) {
+    sdkLogger.warn(`Temporal runtime already installed in this process (${err instanceof Error ? err.message : String(err)}): keeping it`);
+    return null;
+  }
+}
+
+/** A free port on 127.0.0.1 (the kernel's pick, released for the SDK exporter to bind). */
+async function loopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no free port'))));
+    });
+  });
 }
 
 /** `pulse worker`: connect, poll until SIGTERM/SIGINT, drain. Throws PulseError('temporal') if the server is unreachable. */
 export async function runWorker(opts: RunWorkerOptions): Promise<void> {
-  const logger = opts.logger ?? stderrLogger();
+  const sdkLogger = lineLogger({ level: parseLevel(process.env['PULSE_LOG_LEVEL']) });
+  const logger = opts.logger ?? workerLogger(sdkLogger);
+  if (opts.metricsAddress) parseHostPort(opts.metricsAddress); // a bad address fails before anything starts
+  const temporalMetrics = await installRuntime(sdkLogger, Boolean(opts.metricsAddress));
+  const metrics = opts.metricsAddress ? new PulseMetrics() : undefined;
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect({ address: opts.address, ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
@@ -113,15 +210,21 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
       hint: 'start it (or unset TEMPORAL_ADDRESS/--temporal to use the embedded dev server) and run pulse worker again',
     });
   }
+  let server: MetricsServer | null = null;
   try {
-    const w = await createPulseWorker({ ...opts, connection, logger });
+    const w = await createPulseWorker({ ...opts, connection, logger, ...(metrics ? { metrics } : {}) });
+    if (opts.metricsAddress && metrics) {
+      server = await startMetricsServer(opts.metricsAddress, metrics, temporalMetrics);
+      logger.info(`metrics on http://${server.address}/metrics`);
+    }
     const onSignal = (sig: NodeJS.Signals): void => {
       logger.info(`${sig} received: finishing running steps (up to ${SHUTDOWN_GRACE_TIME}), then exiting; deploys resume on the next worker`);
       w.shutdown();
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    logger.info(`polling task queue ${opts.taskQueue ?? TASK_QUEUE} on ${opts.address} (namespace ${opts.namespace ?? 'default'})`);
+    for (const q of w.taskQueues) logger.info(`polling task queue ${q} on ${opts.address} (namespace ${opts.namespace ?? 'default'})`);
+    if (!w.gateway && w.taskQueues[0] === TASK_QUEUE) logger.info(`not polling ${GATEWAY_TASK_QUEUE}: node state and the gateway file are written by the worker on the gateway host`);
     try {
       await w.run();
     } finally {
@@ -130,6 +233,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
     }
     logger.info('stopped');
   } finally {
+    await server?.close();
     await connection.close();
   }
 }

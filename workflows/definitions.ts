@@ -4,8 +4,23 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** The one task queue every pulse worker polls. */
+/** The task queue of the deploy workflows and their node steps: every pulse worker polls it. */
 export const TASK_QUEUE = 'pulse-deploy';
+
+/**
+ * The task queue of the state activities (node state files, the gateway file): polled only by the worker on the
+ * gateway host, so every state write lands in that host's $PULSE_STATE_DIR however many controller hosts run workers.
+ */
+export const GATEWAY_TASK_QUEUE = 'pulse-gateway';
+
+/**
+ * Where a workflow running on `workflowQueue` sends its state writes: GATEWAY_TASK_QUEUE for the production queue;
+ * a workflow on any other queue (tests, a private `pulse worker --task-queue`) keeps them on its own queue, where
+ * the one worker that serves it also holds the state dir.
+ */
+export function stateTaskQueue(workflowQueue: string): string {
+  return workflowQueue === TASK_QUEUE ? GATEWAY_TASK_QUEUE : workflowQueue;
+}
 
 /** The workflow ID is the per-node lock: one up or down per node at a time, visible in the UI. */
 export function workflowIdFor(node: string): string {

@@ -9,8 +9,9 @@
  * - config/precondition/refused/timeout/verify failures are never retried (NON_RETRYABLE_FAILURES).
  * Workflow code: deterministic, no imports but types and @temporalio/workflow.
  */
-import { ActivityCancellationType } from '@temporalio/workflow';
+import { ActivityCancellationType, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import { stateTaskQueue } from './definitions.js';
 import { NON_RETRYABLE_FAILURES } from './failures.js';
 
 /** A dead worker is noticed within this time (activities heartbeat every ~5 s while a node script runs). */
@@ -67,7 +68,13 @@ export function readinessWait(summary: string, timeoutS: number): ActivityOption
   return { ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S), retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 } };
 }
 
-/** Step 9 and the compensation: local files under $PULSE_STATE_DIR, no node involved. */
+/**
+ * Step 9, the 'starting' state and the compensation: local files under $PULSE_STATE_DIR, no node involved. They run
+ * on the gateway host's own queue (definitions.ts stateTaskQueue), so with workers on several controller hosts the
+ * node states and the gateway file are still written in one place. startToClose starts when the gateway worker
+ * picks the task up: while no gateway worker polls, the deploy waits for one (visible in the UI as a pending
+ * activity) rather than writing state on the wrong host.
+ */
 export function publish(summary: string): ActivityOptions {
-  return { summary, startToCloseTimeout: '30s', retry: LOCAL_RETRY };
+  return { summary, taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: LOCAL_RETRY };
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import type { WorkerOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
 import { connectTemporal, stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
-import { TASK_QUEUE } from '../../workflows/definitions.js';
+import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 
 /** A worker running inside this CLI process. */
 export interface LocalWorker {
@@ -69,10 +69,11 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   if (await workerPolls(t)) return null;
   if (!knownOpen && (await openDeploys(t)) === 0) return null;
   const { createPulseWorker } = await import('../../worker/main.js');
+  const { withoutGatewayNotice } = await import('../../worker/logging.js');
   const { NativeConnection, Runtime, DefaultLogger } = await import('@temporalio/worker');
   try {
     // Only warnings from the SDK in a CLI's output; no SDK signal handlers: followDeploy owns Ctrl-C.
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    Runtime.install({ logger: withoutGatewayNotice(new DefaultLogger('WARN'), GATEWAY_TASK_QUEUE), shutdownSignals: [] });
   } catch {
     // already installed in this process
   }
@@ -94,11 +95,30 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   };
 }
 
-export async function run(opts: WorkerOptions): Promise<number> {
-  const t = await connectTemporal(opts);
+/** `pulse worker` options beyond the shared ones. */
+export interface WorkerRunOptions extends WorkerOptions {
+  /** false: `--no-gateway`, poll only the deploy queue (a controller host without the gateway file). */
+  gateway?: boolean;
+  /** `--metrics HOST:PORT`, else $PULSE_METRICS_ADDRESS; unset: no metrics endpoint. */
+  metrics?: string | undefined;
+}
+
+export async function run(opts: WorkerRunOptions): Promise<number> {
+  const metricsAddress = opts.metrics ?? (process.env['PULSE_METRICS_ADDRESS'] || undefined);
   const { runWorker } = await import('../../worker/main.js');
+  if (metricsAddress) {
+    const { parseHostPort } = await import('../../worker/metrics.js');
+    parseHostPort(metricsAddress, opts.metrics ? '--metrics' : 'PULSE_METRICS_ADDRESS'); // usage error before connecting
+  }
+  const t = await connectTemporal(opts);
   try {
-    await runWorker({ ...workerConnectOptions(t.target), namespace: t.target.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
+    await runWorker({
+      ...workerConnectOptions(t.target),
+      namespace: t.target.namespace,
+      taskQueue: opts.taskQueue ?? TASK_QUEUE,
+      gateway: opts.gateway !== false,
+      ...(metricsAddress ? { metricsAddress } : {}),
+    });
   } catch (e) {
     if (e instanceof PulseError) throw e;
     throw new PulseError('temporal', `the worker stopped: ${(e as Error).message}`, { cause: e });
