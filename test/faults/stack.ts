@@ -150,7 +150,8 @@ export class Stack {
       const details = (e.cause as { details?: unknown[] } | undefined)?.details;
       const result = (Array.isArray(details) ? details[0] : null) as DeployResult | null;
       const error = e.cause?.message ?? e.message;
-      if (/is protected|refused/i.test(error) && !result?.compensated) return { status: 'refused', result, error };
+      const type = result?.errorType ?? (e.cause as { type?: string } | undefined)?.type;
+      if (type === 'Refused' && !result?.compensated) return { status: 'refused', result, error };
       if (result?.compensated) return { status: 'failed-compensated', result, error };
       return { status: result && result.state !== 'failed' ? 'failed-untouched' : 'failed-uncompensated', result, error };
     }
