@@ -13,6 +13,9 @@ import type { ActivityLogger } from '../activities/deps.js';
 
 const RANK: Record<LogLevel, number> = { TRACE: 0, DEBUG: 1, INFO: 2, WARN: 3, ERROR: 4 };
 
+/** Metadata left out of every line: the activity task token is opaque, long, and of no use to a reader. */
+const DROPPED = new Set(['taskToken']);
+
 /** Fields that identify the work a line is about, printed first in text mode. */
 const TEXT_KEYS = ['workflowId', 'activityType', 'attempt'] as const;
 
@@ -41,7 +44,7 @@ function plain(value: unknown): unknown {
 /** The JSON text of one line: time, level, msg, then the metadata (errors reduced to name + message). */
 export function jsonLine(level: LogLevel, message: string, meta: LogMetadata | undefined, now = new Date()): string {
   const entry: Record<string, unknown> = { time: now.toISOString(), level, msg: message };
-  for (const [k, v] of Object.entries(meta ?? {})) if (!(k in entry)) entry[k] = v;
+  for (const [k, v] of Object.entries(meta ?? {})) if (!(k in entry) && !DROPPED.has(k)) entry[k] = v;
   return JSON.stringify(entry, (_k, v: unknown) => plain(v));
 }
 

@@ -1,0 +1,88 @@
+/**
+ * `pulse worker` as a child process (the real CLI, as an operator runs it), with stdout and stderr kept apart:
+ * stdout is a pipe, not a TTY, so its log lines are JSON. Killed on teardown and on process exit.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import type { Client } from '@temporalio/client';
+import { CLI } from '../helpers/cli.js';
+
+export interface WorkerProc {
+  child: ChildProcess;
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** stdout's JSON log lines, parsed (a line that is not JSON throws, naming it). */
+  lines(): Record<string, unknown>[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+/** Parse each non-empty line of `text` as one JSON object. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => {
+    try {
+      return JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      throw new Error(`not a JSON log line: ${l}`);
+    }
+  });
+}
+
+/** Start `pulse worker ...args` with `env` added to this process's environment. */
+export function spawnWorker(args: string[], env: Record<string, string>): WorkerProc {
+  const child = spawn(process.execPath, [CLI, 'worker', ...args], { env: { ...process.env, PULSE_LOG_LEVEL: 'INFO', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    child,
+    pid: child.pid ?? -1,
+    stdout: () => out,
+    stderr: () => err,
+    lines: () => jsonLines(out),
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** Resolve once the server lists `w` among the pollers of each queue (activity pollers: both queues have them). */
+export async function waitForPolls(client: Client, w: WorkerProc, queues: string[], timeoutMs = 60_000): Promise<void> {
+  const me = `${w.pid}@${os.hostname()}`;
+  const deadline = Date.now() + timeoutMs;
+  for (const name of queues) {
+    for (;;) {
+      if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`pulse worker exited early:\n${w.stdout()}${w.stderr()}`);
+      const res = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 }, taskQueueType: 2 });
+      if ((res.pollers ?? []).some((p) => p.identity === me)) break;
+      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled ${name}:\n${w.stdout()}${w.stderr()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Poll `ok` every 100 ms until it holds; `what` names it in the timeout error. */
+export async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
