@@ -43,14 +43,25 @@ export function pollerAlive(p: PollerLike, nowMs = Date.now(), host = os.hostnam
   return nowMs / 1000 - sec < REMOTE_POLLER_FRESH_S;
 }
 
-/** True when some live worker polls the pulse task queue. */
-export async function workerPolls(t: PulseTemporal): Promise<boolean> {
+async function livePoller(t: PulseTemporal, name: string, type: 1 | 2): Promise<boolean> {
   const res = await t.client.workflowService.describeTaskQueue({
     namespace: t.target.namespace,
-    taskQueue: { name: TASK_QUEUE, kind: 1 }, // TASK_QUEUE_KIND_NORMAL
-    taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+    taskQueue: { name, kind: 1 }, // TASK_QUEUE_KIND_NORMAL
+    taskQueueType: type, // 1 WORKFLOW, 2 ACTIVITY
   });
   return (res.pollers ?? []).some((p) => pollerAlive(p as PollerLike));
+}
+
+/** Which pulse queues a live worker polls: the deploy queue (workflows) and the gateway queue (state activities). */
+export async function queuesServed(t: PulseTemporal): Promise<{ deploy: boolean; gateway: boolean }> {
+  const [deploy, gateway] = await Promise.all([livePoller(t, TASK_QUEUE, 1), livePoller(t, GATEWAY_TASK_QUEUE, 2)]);
+  return { deploy, gateway };
+}
+
+/** True when live workers poll both pulse queues (a deploy can run to its end without this process). */
+export async function workerPolls(t: PulseTemporal): Promise<boolean> {
+  const q = await queuesServed(t);
+  return q.deploy && q.gateway;
 }
 
 /** Number of unfinished pulse deploys (any node, but `except`: visibility may still show a just-closed one). */
@@ -66,7 +77,8 @@ export async function openDeploys(t: PulseTemporal, except?: string): Promise<nu
  * Returns null when another worker serves the queue.
  */
 export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false): Promise<LocalWorker | null> {
-  if (await workerPolls(t)) return null;
+  const served = await queuesServed(t);
+  if (served.deploy && served.gateway) return null;
   if (!knownOpen && (await openDeploys(t)) === 0) return null;
   const { createPulseWorker } = await import('../../worker/main.js');
   const { withoutGatewayNotice } = await import('../../worker/logging.js');
@@ -79,8 +91,10 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   }
   const connection = await NativeConnection.connect(workerConnectOptions(t.target));
   const logger = { info() {}, warn: (m: string) => say(`worker: ${m}`) };
-  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), logger });
-  say(`no pulse worker polls task queue ${TASK_QUEUE}: running one in this process until the deploy ends`);
+  // The gateway queue only when nobody serves it: state writes belong to the gateway host when one runs a worker.
+  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), logger, gateway: !served.gateway });
+  const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
+  say(`no pulse worker polls task queue ${missing}: running one in this process until the deploy ends`);
   const running = worker.run();
   running.catch(() => undefined); // its failure surfaces in stop()
   return {

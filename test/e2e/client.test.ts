@@ -5,20 +5,19 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { createPulseWorker, type PulseWorker } from '../../worker/main.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/temporal.js';
-import { TASK_QUEUE } from '../../workflows/definitions.js';
 import { ROOT, freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
 
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
 let t: PulseTemporal | null = null;
-let worker: Worker | null = null;
+let worker: PulseWorker | null = null;
 let running: Promise<void> | null = null;
 let conn: NativeConnection | null = null;
 let uiPort = 0;
@@ -41,13 +40,8 @@ before(async () => {
   Object.assign(process.env, env);
   t = await connectTemporal({});
   conn = await NativeConnection.connect(workerConnectOptions(t.target));
-  const bundle = path.join(ROOT, 'dist/workflow-bundle.js');
-  worker = await Worker.create({
-    connection: conn, namespace: 'default', taskQueue: TASK_QUEUE, activities: fakeActivities,
-    // Heartbeats reach the server at once, so a cancel lands quickly (production: see worker/main.ts).
-    maxHeartbeatThrottleInterval: '500ms', defaultHeartbeatThrottleInterval: '500ms',
-    ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: path.join(ROOT, 'dist/workflows/index.js') }),
-  });
+  // The production worker factory with scripted activities: it polls the deploy and the gateway queue as in production.
+  worker = await createPulseWorker({ connection: conn, activities: fakeActivities, stateDir: env['PULSE_STATE_DIR']!, logger: { info() {}, warn() {} } });
   running = worker.run();
 });
 

@@ -49,7 +49,7 @@ after(async () => {
 test('up best reaches a verified server with one line per step, the in-process worker, state and the gateway file', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /no pulse worker polls task queue pulse-deploy: running one in this process until the deploy ends/);
+  assert.match(r.stdout, /no pulse worker polls task queue pulse-deploy and pulse-gateway: running one in this process until the deploy ends/);
   for (const step of ['1/9 preflight', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
     assert.match(r.stdout, new RegExp(`✓ ${step} on simA \\(\\d+\\.\\d s\\)`), step);
   }
@@ -145,4 +145,21 @@ test('cancel during the readiness wait compensates: node failed, endpoint disabl
   assert.equal((await nodeState('simB')).state, 'failed');
   assert.equal((await endpoint('simB'))?.enabled, false);
   sim!.node('simB').setReadyDelay(300);
+});
+
+test('a CLI killed mid-deploy (SIGKILL) is resumed by the next pulse: watch finishes it, start.sh ran once', async () => {
+  const node = sim!.node('simC');
+  node.setReadyDelay(3000);
+  const startsBefore = node.startShCalls().length;
+  const up = startCli(['model', 'up', 'datagen', '--node', 'simC'], env);
+  await waitForOutput(up, /→ 7\/9 readiness on simC/);
+  up.child.kill('SIGKILL');
+  await up.done;
+  // The killed worker's readiness attempt is retried once its heartbeat times out (30 s, workflows/options.ts).
+  const w = await runCli(['model', 'watch', '--node', 'simC'], env);
+  assert.equal(w.code, 0, w.stdout + w.stderr);
+  assert.match(w.stdout, /running one in this process/);
+  assert.match(w.stdout, /up datagen on simC: ok, node up/);
+  assert.equal(node.startShCalls().length, startsBefore + 1, 'exactly one start.sh run for the deploy');
+  node.setReadyDelay(300);
 });
