@@ -90,11 +90,11 @@ async function pendingStarted(h: WorkflowHandle, type: string): Promise<boolean>
   return (d.raw.pendingActivities ?? []).some((p) => p.activityType?.name === type && Number(p.state) === 2);
 }
 
-async function waitUntil(cond: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
+async function waitUntil(cond: () => Promise<boolean>, limitMs = 60_000, everyMs = 100): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error('condition never met');
-    await sleep(100);
+    await sleep(everyMs);
   }
 }
 
@@ -144,6 +144,31 @@ test('worker SIGKILL at random points of staggered deploys: each ends succeeded 
     await killer;
   }
   assertRow(record('worker SIGKILL (random point)', results), ['succeeded', 'failed-compensated']);
+});
+
+/** The worker's log line at the start of each step (activities log `<step> on <node>`, publish `state <s> for <node>`). */
+const STEP_LINES = ['preflight on', 'mkdir on', 'stop on', 'memory wait on', 'write .env on', 'state starting for', 'start on', 'readiness wait on', 'verify on', 'state up for'];
+
+test('worker SIGKILL as each step starts: the step reruns on a new worker, one start.sh, a complete .env', async () => {
+  // CI: two steps picked at random; the full run: every step (each costs the 30 s heartbeat timeout).
+  const steps = FULL > 0 ? STEP_LINES : [...STEP_LINES].sort(() => random() - 0.5).slice(0, 2);
+  const results = [];
+  for (const step of steps) {
+    await liveWorker();
+    const w = stack.workers.at(-1);
+    if (!w) throw new Error('no worker');
+    const from = w.log().length;
+    const re = new RegExp(`${step.replace('.', '\\.')} spark15\\b`);
+    results.push(await deploy('spark15', {
+      during: async () => {
+        await waitUntil(async () => re.test(w.log().slice(from)), 60_000, 5);
+        await w.kill('SIGKILL');
+        await stack.startWorker();
+      },
+    }));
+  }
+  const row = record(`worker SIGKILL as a step starts (${FULL > 0 ? 'every step' : steps.join(', ')})`, results);
+  assertRow(row, ['succeeded', 'failed-compensated']);
 });
 
 test('Temporal server restarted mid-deploy (SQLite kept, same port): the deploy resumes', async () => {
