@@ -13,7 +13,7 @@ export interface WorkerProc {
   pid: number;
   stdout(): string;
   stderr(): string;
-  /** stdout's JSON log lines, parsed (a line that is not JSON throws, naming it). */
+  /** stdout's complete JSON log lines, parsed (a line that is not JSON throws, naming it). */
   lines(): Record<string, unknown>[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal?: NodeJS.Signals): Promise<void>;
@@ -54,7 +54,7 @@ export function spawnWorker(args: string[], env: Record<string, string>): Worker
     pid: child.pid ?? -1,
     stdout: () => out,
     stderr: () => err,
-    lines: () => jsonLines(out),
+    lines: () => jsonLines(out.slice(0, out.lastIndexOf('\n') + 1)), // a line still being written is left out
     exited,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
