@@ -111,7 +111,7 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
 
 /** `pulse worker` options beyond the shared ones. */
 export interface WorkerRunOptions extends WorkerOptions {
-  /** false: `--no-gateway`, poll only the deploy queue (a controller host without the gateway file). */
+  /** false: `--no-gateway` (or PULSE_WORKER_GATEWAY=0), poll only the deploy queue (a host without the gateway file). */
   gateway?: boolean;
   /** `--metrics HOST:PORT`, else $PULSE_METRICS_ADDRESS; unset: no metrics endpoint. */
   metrics?: string | undefined;
@@ -130,7 +130,7 @@ export async function run(opts: WorkerRunOptions): Promise<number> {
       ...workerConnectOptions(t.target),
       namespace: t.target.namespace,
       taskQueue: opts.taskQueue ?? TASK_QUEUE,
-      gateway: opts.gateway !== false,
+      gateway: opts.gateway !== false && !/^(0|false|no)$/i.test(process.env['PULSE_WORKER_GATEWAY'] ?? ''),
       ...(metricsAddress ? { metricsAddress } : {}),
     });
   } catch (e) {
