@@ -23,7 +23,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
       `follow it: pulse model watch --node ${opts.node}`,
     ];
     if (link) lines.push(`Temporal UI: ${link}`);
-    if (!(await workerPolls(t))) lines.push('no pulse worker polls the task queue: the cancel takes effect when `pulse worker` or `pulse model watch` runs');
+    if (!(await workerPolls(t))) lines.push('no pulse worker serves the pulse task queues: the cancel takes effect when `pulse worker` or `pulse model watch` runs');
     process.stdout.write(lines.join('\n') + '\n');
     return 0;
   } finally {

@@ -85,7 +85,7 @@ export async function startAndFollow(t: PulseTemporal, plan: UpPlan | DownPlan, 
   const link = uiLink(t.target, started.workflowId, started.runId);
   const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`, `follow it: pulse model watch --node ${plan.node}`];
   if (link) lines.push(`Temporal UI: ${link}`);
-  if (!(await workerPolls(t))) lines.push('no pulse worker polls the task queue: run `pulse worker`, or `pulse model watch`, which runs one');
+  if (!(await workerPolls(t))) lines.push('no pulse worker serves the pulse task queues: run `pulse worker`, or `pulse model watch`, which runs one');
   if (json) process.stdout.write(JSON.stringify({ ...started, node: plan.node, ui: link }, null, 2) + '\n');
   else process.stdout.write(lines.join('\n') + '\n');
   return 0;
