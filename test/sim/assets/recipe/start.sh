@@ -130,7 +130,8 @@ if ! bash "$LAUNCH"; then
   exit 1
 fi
 
-memwatch </dev/null >>"$HERE/logs/memwatch.log" 2>&1 &
+# The watchdog runs from / like a daemon, so it never holds the recipe dir as its working directory.
+(cd / && memwatch) </dev/null >>"$HERE/logs/memwatch.log" 2>&1 &
 disown
 
 poll_s="$(cat "$SIM_STATE/ready-poll-s" 2>/dev/null || echo 5)"
