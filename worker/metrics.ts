@@ -58,9 +58,10 @@ export class PulseMetrics {
   });
 }
 
+/** The wait's start from the previous attempt's checkpoint (activities/wait.ts), else `fallback`. */
 function firstAttemptStartMs(fallback: number): number {
   const d = Context.current().info.heartbeatDetails as { startedAtMs?: unknown } | undefined;
-  return typeof d?.startedAtMs === 'number' ? d.startedAtMs : fallback;
+  return typeof d?.startedAtMs === 'number' && d.startedAtMs <= fallback ? d.startedAtMs : fallback;
 }
 
 function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unknown, result: unknown, startMs: number): void {
