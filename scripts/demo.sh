@@ -31,11 +31,16 @@ export PULSE_TEMPORAL_PORT=${PULSE_TEMPORAL_PORT:-17233}
 cat "$DIR/sim.log"
 
 pulse model profiles
-pulse model up best --node spark1 --dry-run | head -n 20
-pulse model up best --node spark1
+pulse model up best --node spark2 --dry-run >"$DIR/dry-run.txt"
+echo; echo "\$ pulse model up best --node spark2 --dry-run   (first lines; all in $DIR/dry-run.txt)"
+sed -n 1,16p "$DIR/dry-run.txt"
+# spark1 is protected (it serves live traffic): without --yes pulse refuses, and says so in one line.
+pulse model up best --node spark1 || echo "(refused as expected: exit $?)"
+pulse model up best --node spark2
 pulse model status
-pulse model up best --node spark1
-pulse model smoke --node spark1
-pulse model down --node spark1
-pulse model history --node spark1
+pulse model up best --node spark2      # same identity: steps 1, 7, 8, 9 only
+pulse model smoke --node spark2
+pulse model down --node spark2
+pulse model fragment
+pulse model history --node spark2
 echo; echo "demo: done. The Temporal Web UI was at http://127.0.0.1:$((PULSE_TEMPORAL_PORT + 1000))"
