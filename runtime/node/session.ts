@@ -65,6 +65,10 @@ export class TransportSession implements NodeSession {
     if (opts.signal?.aborted) throw abortError(this.target, step, opts.signal);
     const started = Date.now();
     const ch = await this.transport.exec();
+    if (opts.signal?.aborted) {
+      ch.kill(); // aborted while the channel was opening: nothing was sent, nothing runs
+      throw abortError(this.target, step, opts.signal);
+    }
     const out = collect(ch, opts);
     let aborted = false;
     let finished = false; // after the end, a pgid may be reused by someone else: never kill it then
