@@ -28,11 +28,12 @@ async function main(): Promise<void> {
     // Warm both nodes up once (first container, first connection, JIT) so every measured rep is alike.
     await temporalUp(stack, stack.planUp('simT'));
     const session = await openSession(stack.planUp('simF').target);
-    const times: Record<string, number[]> = { 'floor same': [], 'temporal same': [], 'floor full': [], 'temporal full': [] };
+    const times: Record<string, number[]> = { 'floor same': [], 'temporal same': [], 'floor full': [], 'floor full 1s poll': [], 'temporal full': [] };
     try {
       await floorUp(session, stack, stack.planUp('simF'), true, -1);
       for (let rep = 0; rep < REPS; rep++) {
         times['floor full']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF', 'best', { restart: true }), true, rep))).ms);
+        times['floor full 1s poll']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF', 'best', { restart: true }), true, rep + 1000, 1000))).ms);
         times['temporal full']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT', 'best', { restart: true })))).ms);
         times['floor same']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF'), false, rep))).ms);
         times['temporal same']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT')))).ms);
@@ -44,11 +45,13 @@ async function main(): Promise<void> {
     const rows = [
       { path: 'same identity (steps 1,7,8,9)', floorMs: m('floor same'), temporalMs: m('temporal same'), ratio: m('temporal same') / m('floor same'), goal: '<= 1.5' },
       { path: 'full up (9 steps, --restart)', floorMs: m('floor full'), temporalMs: m('temporal full'), ratio: m('temporal full') / m('floor full'), goal: '<= 1.5' },
+      // The same floor, but polling readiness once a second as pulse does: what remains is Temporal's own cost.
+      { path: 'full up vs a floor that polls readiness every 1 s', floorMs: m('floor full 1s poll'), temporalMs: m('temporal full'), ratio: m('temporal full') / m('floor full 1s poll'), goal: '(diagnosis)' },
     ];
     printTable(`controller overhead: median of ${REPS} reps, instantly-ready simulated node`, rows);
     writeResult('overhead', {
       reps: REPS,
-      rows: rows.map((r) => ({ ...r, floorMs: round(r.floorMs, 1), temporalMs: round(r.temporalMs, 1), ratio: round(r.ratio, 2), met: r.ratio <= 1.5 })),
+      rows: rows.map((r) => ({ ...r, floorMs: round(r.floorMs, 1), temporalMs: round(r.temporalMs, 1), ratio: round(r.ratio, 2), met: r.goal === '<= 1.5' ? r.ratio <= 1.5 : null })),
       samplesMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
     });
   } finally {

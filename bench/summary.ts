@@ -1,0 +1,59 @@
+/**
+ * One markdown table of the latest figures in bench/results/*.json (for bench/README.md and the main README).
+ *
+ * Run: node dist/bench/summary.js
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, runMain } from './lib.js';
+
+type Json = Record<string, unknown>;
+
+function load(name: string): Json | null {
+  const f = path.join(ROOT, 'bench', 'results', `${name}.json`);
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Json) : null;
+}
+
+function rows(j: Json | null): Json[] {
+  return (j?.['rows'] as Json[] | undefined) ?? [];
+}
+
+function met(ok: unknown): string {
+  return ok === true ? 'met' : ok === false ? 'NOT met' : '-';
+}
+
+async function main(): Promise<void> {
+  const out: string[] = ['| benchmark | figure | goal | result | command |', '|---|---|---|---|---|'];
+  const add = (what: string, figure: string, goal: string, ok: unknown, cmd: string): void => {
+    out.push(`| ${what} | ${figure} | ${goal} | ${met(ok)} | \`node dist/bench/${cmd}\` |`);
+  };
+  const o = load('overhead');
+  for (const r of rows(o)) add(`controller overhead, ${String(r['path'])}`, `${String(r['ratio'])}× the floor (${String(r['temporalMs'])} ms vs ${String(r['floorMs'])} ms)`, '≤ 1.5×', r['met'], 'overhead.js');
+  const l = load('readiness-lag');
+  if (l) add('readiness detection lag', `median ${String(l['medianMs'])} ms, max ${String(l['maxMs'])} ms`, '≤ 1 s', l['met'], 'readiness-lag.js');
+  for (const name of ['fleet', 'fleet-ready10s']) {
+    const f = load(name);
+    const rs = rows(f);
+    const big = rs[rs.length - 1];
+    if (!f || !big) continue;
+    const floor = (f['floorVsOneNode'] as Json[] | undefined)?.at(-1)?.['ratio'];
+    add(
+      `fleet scale (server ready after ${Number(f['readyMs'] ?? 1000) / 1000} s)`,
+      `${String(big['nodes'])} nodes ${String(big['vsOneNode'])}× one node (floor: ${String(floor)}×); worker peak RSS ${rs.map((r) => `${String(r['nodes'])}: ${String(r['workerPeakRssMiB'])}`).join(', ')} MiB`,
+      `${String(big['nodes'])} ≤ 3× 1`,
+      f['met'],
+      `fleet.js 1,8,32${name === 'fleet' ? '' : ' 10000'}`,
+    );
+  }
+  const s = load('status');
+  if (s) add('status 1 vs 8 nodes', `${rows(s).map((r) => `${String(r['nodes'])} node(s): ${String(r['medianS'])} s`).join(', ')} (8/1 = ${String(s['eightVsOne'])}×)`, '-', null, 'status.js');
+  const c = load('coldstart');
+  for (const r of rows(c)) if (String(r['command']).startsWith('pulse')) add(`cold start, ${String(r['command'])}`, `median ${String(r['medianS'])} s, worst ${String(r['worstS'])} s`, '< 0.5 s', r['met'], 'coldstart.js');
+  const rec = load('recovery');
+  if (rec) add('crash recovery (SIGKILL during readiness)', `poll resumed after ${String(rec['medianResumeS'])} s; start.sh runs: ${rows(rec).map((r) => String(r['startShRuns'])).join(', ')}`, `≤ ${String(rec['goalS'])} s, 1 start.sh`, rec['met'], 'recovery.js');
+  const ssh = load('ssh-connections');
+  if (ssh) add('ssh connections per deploy', rows(ssh).map((r) => `${String(r['deploys'])}: ${String(r['perNodePerDeploy'])}`).join('; '), '1 per node', ssh['met'], 'ssh-connections.js');
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+runMain(main);
