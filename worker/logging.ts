@@ -1,6 +1,7 @@
 /**
- * The worker's log lines: one JSON object per line when stdout is not a TTY (journald, docker logs, a log shipper),
- * plain text on a terminal. The same sink serves the Temporal SDK (Runtime.install({ logger }): worker lifecycle,
+ * The worker's log lines, on stderr like every pulse worker line before them: one JSON object per line when stderr
+ * is not a TTY (journald, docker logs, a log shipper), plain text on a terminal. stdout stays free for a command's
+ * own output. The same sink serves the Temporal SDK (Runtime.install({ logger }): worker lifecycle,
  * workflow logs with their workflowId) and the activities (through the activity's own context logger, which adds
  * workflowId, activityType and attempt to every line).
  *
@@ -24,7 +25,7 @@ export interface LineLoggerOptions {
   json?: boolean;
   /** Lowest level written (default INFO; PULSE_LOG_LEVEL in `pulse worker`). */
   level?: LogLevel;
-  /** Default process.stdout. */
+  /** Default process.stderr. */
   stream?: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
@@ -57,7 +58,7 @@ function textLine(level: LogLevel, message: string, meta: LogMetadata | undefine
 
 /** A Temporal SDK Logger writing one line per entry (JSON or text, see the module comment). */
 export function lineLogger(opts: LineLoggerOptions = {}): Logger {
-  const stream = opts.stream ?? process.stdout;
+  const stream = opts.stream ?? process.stderr;
   const json = opts.json ?? !stream.isTTY;
   const min = RANK[opts.level ?? 'INFO'];
   const log = (level: LogLevel, message: string, meta?: LogMetadata): void => {

@@ -9,7 +9,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createServer as createNetServer } from 'node:net';
 import type { Logger } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -20,7 +19,7 @@ import { defaultStateDir } from '../runtime/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../workflows/definitions.js';
 import { buildDeps, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
-import { instrumentActivities, parseHostPort, PulseMetrics, startMetricsServer } from './metrics.js';
+import { instrumentActivities, parseHostPort, privateExporterAddress, PulseMetrics, startMetricsServer } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
 
 /** Running activities get this long to finish after SIGTERM/SIGINT before they are cancelled. */
@@ -107,45 +106,42 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   };
   const worker = await Worker.create({ ...common, taskQueue, workflowBundle: { codePath }, activities: separate ? parts.node : acts });
   const gateway = separate && opts.gateway !== false ? await Worker.create({ ...common, taskQueue: gatewayQueue, activities: parts.state }) : null;
-  const all = gateway ? [worker, gateway] : [worker];
+  return { worker, gateway, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...runTogether(worker, gateway, logger, () => real.close()) };
+}
+
+/**
+ * Runs the gateway Worker beside the deploy Worker: one shutdown stops both, and either one failing stops the
+ * other, so neither polls alone; `close` (the node connections) runs once both have stopped.
+ */
+function runTogether(worker: Worker, gateway: Worker | null, logger: ActivityLogger, close: () => Promise<void>): Pick<PulseWorker, 'run' | 'runUntil' | 'shutdown'> {
   const shutdown = (): void => {
-    for (const w of all) if (w.getState() === 'RUNNING') w.shutdown();
+    for (const w of [worker, gateway]) if (w?.getState() === 'RUNNING') w.shutdown();
   };
-  // The gateway Worker runs beside the deploy Worker; either one failing stops the other, so neither polls alone.
   const runGateway = async (): Promise<void> => {
-    if (!gateway) return;
     try {
-      await gateway.run();
+      await gateway?.run();
     } catch (err) {
       shutdown();
       throw err;
     }
   };
-  const settle = async <R>(main: Promise<R>): Promise<R> => {
+  const settle = async <R>(main: () => Promise<R>, onGatewayError: (err: unknown) => void): Promise<R> => {
     const side = runGateway();
     try {
-      return await main.finally(shutdown);
+      const [r] = await Promise.all([main().finally(shutdown), side.catch(onGatewayError)]);
+      return r;
     } finally {
-      await side.catch((err: unknown) => logger.warn(`gateway worker stopped: ${err instanceof Error ? err.message : String(err)}`));
-      await real.close();
+      await side.catch(() => undefined);
+      await close();
     }
   };
   return {
-    worker,
-    gateway,
-    taskQueues: all.map((w) => w.options.taskQueue),
     shutdown,
-    getState: () => worker.getState(),
-    run: async () => {
-      const side = runGateway();
-      try {
-        await Promise.all([worker.run().finally(shutdown), side]);
-      } finally {
-        await side.catch(() => undefined);
-        await real.close();
-      }
-    },
-    runUntil: <R>(p: Promise<R> | (() => Promise<R>)) => settle(worker.runUntil(p)),
+    run: () => settle(() => worker.run(), (err) => {
+      throw err;
+    }),
+    runUntil: <R>(p: Promise<R> | (() => Promise<R>)) =>
+      settle(() => worker.runUntil(p), (err) => logger.warn(`gateway worker stopped: ${err instanceof Error ? err.message : String(err)}`)),
   };
 }
 
@@ -164,13 +160,13 @@ export interface RunWorkerOptions {
 }
 
 /**
- * The process-wide SDK runtime of `pulse worker`: our line logger (JSON when stdout is not a TTY) for the SDK's own
+ * The process-wide SDK runtime of `pulse worker`: our line logger (JSON when stderr is not a TTY) for the SDK's own
  * lines and the activities' context loggers, and, with metrics on, the SDK's Prometheus exporter on a private
  * loopback port. Runtime.install works once per process, before any connection: a runtime already there (a test
  * process) is kept, and then the SDK's metrics are missing from the scrape (said once as a warning).
  */
 async function installRuntime(sdkLogger: Logger, metrics: boolean): Promise<string | null> {
-  const temporalMetrics = metrics ? `127.0.0.1:${await loopbackPort()}` : null;
+  const temporalMetrics = metrics ? await privateExporterAddress() : null;
   try {
     Runtime.install({
       logger: withoutGatewayNotice(sdkLogger, GATEWAY_TASK_QUEUE),
@@ -181,18 +177,6 @@ async function installRuntime(sdkLogger: Logger, metrics: boolean): Promise<stri
     sdkLogger.warn(`Temporal runtime already installed in this process (${err instanceof Error ? err.message : String(err)}): keeping it`);
     return null;
   }
-}
-
-/** A free port on 127.0.0.1 (the kernel's pick, released for the SDK exporter to bind). */
-async function loopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createNetServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 /** `pulse worker`: connect, poll until SIGTERM/SIGINT, drain. Throws PulseError('temporal') if the server is unreachable. */

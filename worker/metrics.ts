@@ -14,6 +14,7 @@
  *   stop step any other way is only in Temporal's own temporal_workflow_failed counter.
  */
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { Context } from '@temporalio/activity';
 import { Counter, Histogram, Registry } from 'prom-client';
@@ -100,6 +101,18 @@ export function parseHostPort(value: string, what = '--metrics'): { host: string
     throw new PulseError('usage', `${what} must be HOST:PORT (e.g. 0.0.0.0:9464), got "${value}"`);
   }
   return { host: (m[1] ?? m[2]) as string, port };
+}
+
+/** A loopback host:port for the SDK's own exporter (the kernel's free port, released for the SDK to bind). */
+export async function privateExporterAddress(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => (a && typeof a === 'object' ? resolve(`127.0.0.1:${a.port}`) : reject(new Error('no free port'))));
+    });
+  });
 }
 
 export interface MetricsServer {

@@ -1,7 +1,7 @@
 /**
- * `pulse worker --metrics` as an operator runs it (a child process, stdout a pipe), on a real dev server and the
+ * `pulse worker --metrics` as an operator runs it (a child process, stderr a pipe), on a real dev server and the
  * simulator: an up and a down, then one scrape of /metrics shows pulse's counters and histograms moved and the
- * Temporal SDK's own worker metrics; the worker's stdout is JSON lines, the activity lines carry the workflow ID,
+ * Temporal SDK's own worker metrics; the worker's log (stderr) is JSON lines, the activity lines carry the workflow ID,
  * and neither stdout nor stderr holds a secret from the node's .env.
  */
 import assert from 'node:assert/strict';
@@ -64,12 +64,13 @@ describe('pulse worker: metrics and structured logs', () => {
     assert.match(text, /^temporal_workflow_completed\w*\{[^}]*workflow_type="upWorkflow"/m);
   });
 
-  it('stdout is JSON lines; activity lines carry the workflow ID; no secret in the output', async () => {
+  it('the log on stderr is JSON lines; activity lines carry the workflow ID; no secret in the output', async () => {
     worker.child.kill('SIGTERM');
     const exit = await worker.exited;
     assert.equal(exit.code, 0, `graceful stop:\n${worker.stderr()}`);
     const lines = worker.lines(); // throws on a line that is not JSON
-    assert.ok(lines.length > 10, worker.stdout());
+    assert.ok(lines.length > 10, worker.stderr());
+    assert.equal(worker.stdout(), '', 'nothing but the log, and that on stderr');
     for (const l of lines) {
       assert.equal(typeof l['time'], 'string');
       assert.equal(typeof l['level'], 'string');

@@ -60,7 +60,7 @@ describe('two workers: failover of a readiness step, state written on the gatewa
 
   it('the survivor finishes every deploy; one start.sh per node; every state write in the gateway state dir', { timeout: 150_000 }, async (t) => {
     const [g, n] = await Promise.all([start([], rig.stateDir, [TASK_QUEUE, GATEWAY_TASK_QUEUE]), start(['--no-gateway'], otherDir, [TASK_QUEUE])]);
-    assert.ok(n.lines().some((l) => msg(l).startsWith(`not polling ${GATEWAY_TASK_QUEUE}`)), n.stdout());
+    assert.ok(n.lines().some((l) => msg(l).startsWith(`not polling ${GATEWAY_TASK_QUEUE}`)), n.stderr());
     const handles = await Promise.all(NODES.map((node) => rig.start(rig.upPlan(node, 'best'))));
     const results = handles.map((h) => h.result() as Promise<DeployResult>);
     results.forEach((r) => r.catch(() => undefined)); // awaited below; a failure must not be unhandled meanwhile

@@ -1,6 +1,6 @@
 /**
  * `pulse worker` as a child process (the real CLI, as an operator runs it), with stdout and stderr kept apart:
- * stdout is a pipe, not a TTY, so its log lines are JSON. Killed on teardown and on process exit.
+ * stderr (where the worker logs) is a pipe, not a TTY, so its log lines are JSON. Killed on teardown and on exit.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ export interface WorkerProc {
   pid: number;
   stdout(): string;
   stderr(): string;
-  /** stdout's complete JSON log lines, parsed (a line that is not JSON throws, naming it). */
+  /** stderr's complete JSON log lines, parsed (a line that is not JSON throws, naming it). */
   lines(): Record<string, unknown>[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal?: NodeJS.Signals): Promise<void>;
@@ -54,7 +54,7 @@ export function spawnWorker(args: string[], env: Record<string, string>): Worker
     pid: child.pid ?? -1,
     stdout: () => out,
     stderr: () => err,
-    lines: () => jsonLines(out.slice(0, out.lastIndexOf('\n') + 1)), // a line still being written is left out
+    lines: () => jsonLines(err.slice(0, err.lastIndexOf('\n') + 1)), // a line still being written is left out
     exited,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
