@@ -135,7 +135,7 @@ async function startServer(f: ReturnType<typeof files>): Promise<EmbeddedServer>
     });
   }
   for (const p of [port, port + 1000]) {
-    if (await portAnswers(IP, p)) {
+    if (await portStaysBusy(IP, p)) {
       throw new PulseError('temporal', `port ${p} on ${IP} is in use by a program that pulse did not start`, {
         hint: 'set PULSE_TEMPORAL_PORT to another port, or TEMPORAL_ADDRESS to use that server',
       });
@@ -157,6 +157,19 @@ async function startServer(f: ReturnType<typeof files>): Promise<EmbeddedServer>
   await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, f.info);
   return info;
+}
+
+/**
+ * A server that just died (crash, SIGKILL) can still hold its sockets for a moment: the kernel releases its memory
+ * (so its pid no longer looks like ours) before its files. Give such a port a few seconds before calling it foreign.
+ */
+async function portStaysBusy(ip: string, port: number, graceMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + graceMs;
+  while (await portAnswers(ip, port)) {
+    if (Date.now() >= deadline) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
 }
 
 async function waitForPort(info: EmbeddedServer, exited: () => boolean): Promise<void> {
