@@ -1,12 +1,13 @@
 /**
  * The activity interface as the workflows see it (they import it as a type only, so no activity code reaches the
  * workflow bundle). Every input is JSON-safe, secret-free plan data; every output is a step result from
- * workflows/types.ts.
+ * workflows/types.ts (the node steps' results also carry their raw `@pulse` lines: StepRaw).
  */
 import type {
   EnvIdentity,
   FleetEntry,
   MemorySample,
+  MkdirResult,
   NodeStateKind,
   PlanRecipe,
   PlanTarget,
@@ -64,8 +65,8 @@ export interface PublishResult {
 export interface PulseActivities {
   /** Step 1: read-only checks on the node. */
   runPreflight(plan: UpPlan): Promise<PreflightReport>;
-  /** Step 2: the pulse-mkdir directories. */
-  makeDirs(plan: UpPlan): Promise<void>;
+  /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */
+  makeDirs(plan: UpPlan): Promise<MkdirResult>;
   /** Step 3 (and down): stop.sh, then make sure the container is gone. */
   stopServer(input: StopInput): Promise<StopResult>;
   /** Step 4: poll MemAvailable every second until the gate, up to plan.memory.timeoutS. */

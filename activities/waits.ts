@@ -1,7 +1,12 @@
-/** The two wait activities (memory gate, readiness): one long heartbeating poll each, see wait.ts for why. */
+/**
+ * The two wait activities (memory gate, readiness): one long heartbeating poll each, see wait.ts for why. Each
+ * probe records its own raw lines, so the result carries the last probe's records only (a wait can probe for
+ * half an hour: all of them would be noise, and too much for history).
+ */
 import { Context } from '@temporalio/activity';
 import type { MemorySample, ReadinessProbe, UpPlan } from '../workflows/types.js';
 import type { ActivityDeps } from './deps.js';
+import { RawRecorder } from './raw.js';
 import { pollUntil } from './wait.js';
 
 export function waitActivities(deps: ActivityDeps) {
@@ -24,9 +29,10 @@ export function waitActivities(deps: ActivityDeps) {
         now: () => deps.clock.now(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
-          const m = await steps.sampleMemory(session, plan.memory.gateGiB, o);
+          const rec = new RawRecorder(session);
+          const m = await steps.sampleMemory(rec.session, plan.memory.gateGiB, o);
           const ok = m.memAvailableGiB >= m.gateGiB;
-          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: m };
+          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: rec.attach(m) };
         },
       });
     },
@@ -41,8 +47,9 @@ export function waitActivities(deps: ActivityDeps) {
         now: () => deps.clock.now(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
-          const p = await steps.probeReadiness(session, plan, o);
-          return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: p };
+          const rec = new RawRecorder(session);
+          const p = await steps.probeReadiness(rec.session, plan, o);
+          return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: rec.attach(p) };
         },
       });
     },

@@ -140,6 +140,7 @@ export function buildProgram(): Command {
     .command('watch')
     .description('Follow the deploy that holds the node.')
     .requiredOption('--node <node>', 'node name')
+    .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Record<string, unknown>, cmd: Command) => {
       const opts: O.NodeOnlyOptions = { ...globals(cmd), node: o['node'] as string };
       await runLazy(() => import('./commands/watch.js'), opts);

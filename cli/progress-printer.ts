@@ -10,6 +10,12 @@ interface Out {
   isTTY?: boolean;
 }
 
+/** Where --verbose prints the raw records: the node they come from, and the stream (stderr, as status does). */
+export interface RawOut {
+  node: string;
+  out: Out;
+}
+
 const PLAIN_INTERVAL_MS = 30_000;
 
 function secs(ms: number): string {
@@ -26,7 +32,12 @@ export class ProgressPrinter {
   private lastPlainWait = new Map<string, number>();
   private retries = new Set<string>();
 
-  constructor(private readonly out: Out, private readonly now: () => number = Date.now) {}
+  /** `raw`: print each finished step's raw records there (--verbose); null prints none. */
+  constructor(
+    private readonly out: Out,
+    private readonly now: () => number = Date.now,
+    private readonly raw: RawOut | null = null,
+  ) {}
 
   private clearLive(): void {
     if (this.liveLine) this.out.write('\r\x1b[2K');
@@ -51,6 +62,13 @@ export class ProgressPrinter {
     const mark = outcome === 'ok' ? '✓' : '✗';
     const tail = outcome === 'ok' ? (message ? `: ${message}` : '') : `: ${outcome}${message ? `: ${message}` : ''}`;
     this.line(`${mark} ${name} (${secs(ms)})${tail}`);
+  }
+
+  /** --verbose: a finished step's raw records, right under its end line, as `status --verbose` prints them, indented. */
+  rawRecords(lines: readonly string[]): void {
+    if (!this.raw || lines.length === 0) return;
+    this.clearLive();
+    for (const l of lines) this.raw.out.write(`  ${this.raw.node}: ${l}\n`);
   }
 
   waitProgress(p: WaitProgress): void {

@@ -1,11 +1,12 @@
 /**
  * Follows one deploy from the Temporal server (history events + describe), never from a worker, so it survives a
- * worker restart: one line per step as it starts and ends, a wait-progress line, then the final DeployResult.
+ * worker restart: one line per step as it starts and ends (with --verbose, then the raw records its result carries),
+ * a wait-progress line, then the final DeployResult.
  * Histories stay small (heartbeats add no events), so each poll re-reads the whole history and skips seen events.
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { DeployResult, WaitProgress } from '../workflows/types.js';
+import type { DeployResult, StepRaw, WaitProgress } from '../workflows/types.js';
 import type { ProgressPrinter } from './progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -102,6 +103,12 @@ export function stepNote(activityType: string, r: unknown): string | null {
   }
 }
 
+/** The raw `@pulse` lines a step result carries (StepRaw); none for a step without a script or an older history. */
+export function rawOf(r: unknown): string[] {
+  const raw = typeof r === 'object' && r !== null ? (r as StepRaw).raw : undefined;
+  return Array.isArray(raw) ? raw.filter((l): l is string => typeof l === 'string') : [];
+}
+
 /** Turns history events into printer calls; returns the outcome when the close event is among them. */
 function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: ProgressPrinter): FollowOutcome | null {
   const at = tsMs(ev.eventTime);
@@ -119,8 +126,10 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const failure = 'failure' in end ? (end.failure as FailureLike | null) : null;
     const outcome = ev.activityTaskCompletedEventAttributes ? 'ok' : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const done = ev.activityTaskCompletedEventAttributes;
-    const note = done ? stepNote(s?.type ?? '', decodeFirst(done.result)) : failure ? failureText(failure).message : null;
+    const value = done ? decodeFirst(done.result) : undefined;
+    const note = done ? stepNote(s?.type ?? '', value) : failure ? failureText(failure).message : null;
     p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
+    p.rawRecords(rawOf(value));
     return null;
   }
   return closeOutcome(ev);

@@ -134,6 +134,19 @@ export interface NodeState {
 
 /* ---- step results: what each activity returns (JSON-safe) ---- */
 
+/**
+ * The raw `@pulse` lines of a step's script run(s), so `up/down/watch --verbose` can show them from history (and
+ * the Temporal UI shows them in the activity result). The polling steps (memory, readiness) keep the last probe
+ * only; activities/raw.ts caps the rest (last lines kept). Absent when no script ran, and in older histories.
+ * Secret-free: the node scripts never print a secret in a record.
+ */
+export interface StepRaw {
+  raw?: string[];
+}
+
+/** Step 2 returns nothing but its records. */
+export type MkdirResult = StepRaw;
+
 export interface CheckResult {
   name: string;
   ok: boolean;
@@ -155,7 +168,7 @@ export interface ContainerInfo {
   startedAt: string | null;
 }
 
-export interface PreflightReport {
+export interface PreflightReport extends StepRaw {
   ok: boolean;
   checks: CheckResult[];
   /** Key map of the current node .env (read in an empty environment) against the render. */
@@ -177,37 +190,37 @@ export interface PreflightReport {
   restartReason: string | null;
 }
 
-export interface StopResult {
+export interface StopResult extends StepRaw {
   wasRunning: boolean;
   containerGone: boolean;
 }
 
-export interface MemorySample {
+export interface MemorySample extends StepRaw {
   memAvailableGiB: number;
   gateGiB: number;
   watermarkScaleFactor: number | null;
 }
 
-export interface WriteEnvResult {
+export interface WriteEnvResult extends StepRaw {
   written: boolean;
   backupPath: string | null;
   /** Count of carried secret lines (HF_TOKEN=/API_KEY=), never their values. */
   carriedSecretLines: number;
 }
 
-export interface StartResult {
+export interface StartResult extends StepRaw {
   /** False when this deploy had already started the server (retry or crash-resume). */
   started: boolean;
   logPath: string;
 }
 
-export interface ReadinessProbe {
+export interface ReadinessProbe extends StepRaw {
   ready: boolean;
   httpStatus: number | null;
   detail: string;
 }
 
-export interface VerifyResult {
+export interface VerifyResult extends StepRaw {
   ok: boolean;
   servedModelName: string | null;
   maxModelLen: number | null;

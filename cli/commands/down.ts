@@ -18,7 +18,7 @@ export async function run(opts: DownOptions): Promise<number> {
   const plan = await buildPlan(opts);
   const t = await connectTemporal(opts);
   try {
-    return await startAndFollow(t, plan, `down on ${plan.node}`, opts.detach, opts.json);
+    return await startAndFollow(t, plan, `down on ${plan.node}`, opts);
   } finally {
     await t.close();
   }

@@ -78,10 +78,18 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, sum
   }
 }
 
+/** How up and down show a deploy: --detach, --json, --verbose. */
+export interface ShowOptions {
+  detach: boolean;
+  json: boolean;
+  verbose: boolean;
+}
+
 /** Starts the deploy, then follows it, or (--detach) says how to follow it. */
-export async function startAndFollow(t: PulseTemporal, plan: UpPlan | DownPlan, what: string, detach: boolean, json: boolean): Promise<number> {
+export async function startAndFollow(t: PulseTemporal, plan: UpPlan | DownPlan, what: string, show: ShowOptions): Promise<number> {
+  const { detach, json, verbose } = show;
   const started = await startDeploy(t, plan, what);
-  if (!detach) return followDeploy(t, { ...started, node: plan.node, what, json });
+  if (!detach) return followDeploy(t, { ...started, node: plan.node, what, json, verbose });
   const link = uiLink(t.target, started.workflowId, started.runId);
   const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`, `follow it: pulse model watch --node ${plan.node}`];
   if (link) lines.push(`Temporal UI: ${link}`);
@@ -95,7 +103,7 @@ export async function run(opts: UpOptions): Promise<number> {
   const plan = await buildPlan(opts); // config errors and refusals come before any Temporal connection
   const t = await connectTemporal(opts);
   try {
-    return await startAndFollow(t, plan, `up ${plan.profile} on ${plan.node}`, opts.detach, opts.json);
+    return await startAndFollow(t, plan, `up ${plan.profile} on ${plan.node}`, opts);
   } finally {
     await t.close();
   }

@@ -37,6 +37,8 @@ export interface FollowRequest {
   /** e.g. "up best on spark2" */
   what: string;
   json: boolean;
+  /** --verbose: print each finished step's raw @pulse records (on stderr, like status --verbose). */
+  verbose?: boolean;
   /** The run has already closed: replay its steps and result, run no worker. */
   closed?: boolean;
 }
@@ -94,7 +96,7 @@ const WORKER_CHECK_MS = 15_000;
 export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promise<number> {
   // With --json only the DeployResult goes to stdout; the live lines go to stderr.
   const out = req.json ? process.stderr : process.stdout;
-  const printer = new ProgressPrinter(out);
+  const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null);
   const link = uiLink(t.target, req.workflowId, req.runId);
   printer.line(`${req.what}: workflow ${req.workflowId} (run ${req.runId})${link ? `\n  ${link}` : ''}`);
   const keeper = new WorkerKeeper(t, (l) => printer.line(l));
@@ -157,7 +159,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     }
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     if (!last.running) process.stdout.write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followDeploy(t, { ...last, node: opts.node, json: opts.json, closed: !last.running });
+    return await followDeploy(t, { ...last, node: opts.node, json: opts.json, verbose: opts.verbose, closed: !last.running });
   } finally {
     await t.close();
   }

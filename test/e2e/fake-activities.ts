@@ -81,7 +81,9 @@ export const fakeActivities: PulseActivities = {
   async runPreflight(plan) {
     return preflight(plan);
   },
-  async makeDirs() {},
+  async makeDirs() {
+    return {};
+  },
   async stopServer() {
     return { wasRunning: true, containerGone: true };
   },

@@ -69,7 +69,7 @@ export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) 
   const run: FakeRun = { acts: {} as PulseActivities, calls: [], states: [], starts: [] };
   const base: PulseActivities = {
     runPreflight: async () => pre,
-    makeDirs: async () => undefined,
+    makeDirs: async () => ({}),
     stopServer: async () => ({ wasRunning: true, containerGone: true }),
     waitForMemory: async () => ({ memAvailableGiB: 110, gateGiB: 100, watermarkScaleFactor: 10 }),
     writeEnv: async () => ({ written: true, backupPath: '/srv/qwen38/.env.pulse-bak-20260923T101500Z', carriedSecretLines: 1 }),
