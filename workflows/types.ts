@@ -180,7 +180,8 @@ export interface PreflightReport extends StepRaw {
   /** Epoch seconds of the .env's last change (ctime), null when the file is missing. */
   envCtime: number | null;
   container: ContainerInfo | null;
-  /** ctime (epoch s) of each mount source (files only; dirs list their files' newest ctime). */
+  /** ctime (epoch s) of each bind-mounted file (and start.sh's CHAT_TEMPLATE, MTP_DRAFT_VOCAB). A mounted directory is
+   * left out: it changes live (vLLM writes its caches), and a running container sees those changes anyway. */
   mountCtimes: { path: string; ctime: number }[];
   openConnections: number;
   otherVllmContainers: string[];
