@@ -75,6 +75,11 @@ function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
       const why = refusal ?? e.message;
       reject(new PulseError('unreachable', `${s.alias} (${s.user}@${s.hostname}:${s.port}): ${why}`, { cause: e }));
     });
+    // A link lost after the server's version line but before 'ready' emits only 'end' and 'close', no 'error':
+    // without this the connect (and the step waiting on it, heartbeating) would never settle.
+    client.once('close', () => {
+      reject(new PulseError('unreachable', `${s.alias} (${s.user}@${s.hostname}:${s.port}): ${refusal ?? 'the connection closed before the ssh handshake finished'}`));
+    });
     client.connect(config);
   });
 }
