@@ -31,7 +31,7 @@ export PULSE_TEMPORAL_PORT=${PULSE_TEMPORAL_PORT:-17233}
 cat "$DIR/sim.log"
 
 pulse model profiles
-pulse model up best --node spark2 --dry-run >"$DIR/dry-run.txt"
+node bin/pulse-cli model up best --node spark2 --dry-run >"$DIR/dry-run.txt"
 echo; echo "\$ pulse model up best --node spark2 --dry-run   (first lines; all in $DIR/dry-run.txt)"
 sed -n 1,16p "$DIR/dry-run.txt"
 # spark1 is protected (it serves live traffic): without --yes pulse refuses, and says so in one line.
