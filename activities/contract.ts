@@ -4,11 +4,10 @@
  * workflows/types.ts (the node steps' results also carry their raw `@pulse` lines: StepRaw).
  */
 import type {
-  EnvIdentity,
   FleetEntry,
   MemorySample,
   MkdirResult,
-  NodeStateKind,
+  NodeState,
   PlanRecipe,
   PlanTarget,
   PreflightReport,
@@ -38,20 +37,7 @@ export interface VerifyInput {
 }
 
 /** What the workflow knows about the node; the activity adds time, workflow and run IDs. */
-export interface StateInput {
-  node: string;
-  state: NodeStateKind;
-  action: 'up' | 'down';
-  profile: string | null;
-  identity: EnvIdentity | null;
-  backupPath: string | null;
-  logPath: string | null;
-  kvCacheLine: string | null;
-  maxModelLen: number | null;
-  servedModelName: string | null;
-  overlayManifest: unknown;
-  error: string | null;
-  previousProfile: string | null;
+export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at'> {
   /** The gateway fragment is rebuilt from every node's state and this fleet list. */
   fleet: FleetEntry[];
 }

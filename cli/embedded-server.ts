@@ -10,6 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../runtime/errors.js';
+import { pidAlive } from '../runtime/pid.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
 export interface EmbeddedServer {
@@ -64,14 +65,6 @@ export function portAnswers(ip: string, port: number, timeoutMs = 1000): Promise
   });
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Guards against pid reuse: on Linux the pid must still be a `temporal` process. */
 async function isTemporalProcess(pid: number): Promise<boolean> {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { PulseError } from './errors.js';
+import { pidAlive } from './pid.js';
 
 /** A lock older than this is stale even if its pid looks alive (pid reuse, another host): sections take ms. */
 const STALE_LOCK_MS = 30_000;
@@ -98,14 +99,6 @@ function readOwner(lockFile: string): LockOwner | null {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function isStale(owner: LockOwner, now: number): boolean {
   if (now - owner.at > STALE_LOCK_MS) return true;

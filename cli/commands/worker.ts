@@ -8,6 +8,7 @@ import type { WorkerOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
 import { connectTemporal, stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 /** A worker running inside this CLI process. */
 export interface LocalWorker {
@@ -22,14 +23,6 @@ interface PollerLike {
 
 const REMOTE_POLLER_FRESH_S = 90; // a live worker re-polls within the server's ~70 s long-poll timeout
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Whether a poller the server remembers is still alive. The server keeps pollers listed for minutes after they
