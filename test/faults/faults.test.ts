@@ -116,9 +116,24 @@ after(async () => {
   const json = `${JSON.stringify({ name: 'faults', at: new Date().toISOString(), full: FULL > 0, runsPerFault: FULL || 'ci', seed: SEED, rows: table }, null, 2)}\n`;
   mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
   writeFileSync(path.join(ROOT, 'test-output', 'faults.json'), json);
-  if (FULL > 0) writeFileSync(path.join(ROOT, 'bench', 'results', 'faults.json'), json);
+  if (FULL > 0) writeFileSync(path.join(ROOT, 'bench', 'results', 'faults.json'), mergedFullRun());
   await stack?.stop();
 });
+
+/** The full-run result: this run's rows replace the rows of the same faults in the last full-run file (so a
+ * re-run of one fault with --test-name-pattern updates its row and keeps the others). */
+function mergedFullRun(): string {
+  const file = path.join(ROOT, 'bench', 'results', 'faults.json');
+  let old: Row[] = [];
+  try {
+    old = (JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[] }).rows;
+  } catch {
+    old = [];
+  }
+  const mine = new Set(table.map((r) => r.fault));
+  const rows = [...old.filter((r) => !mine.has(r.fault)), ...table];
+  return `${JSON.stringify({ name: 'faults', at: new Date().toISOString(), full: true, runsPerFault: FULL, seed: SEED, rows }, null, 2)}\n`;
+}
 
 function markdown(): string {
   const cols: Status[] = ['succeeded', 'failed-compensated', 'failed-untouched', 'refused', 'failed-uncompensated', 'stuck'];

@@ -67,8 +67,9 @@ export function violations(stack: Stack, before: Before, out: Outcome, envNow?: 
   // Only the gateway node is reachable in the sim fleet (BIND 127.0.0.1); the others' endpoints stay disabled.
   const reachable = fleetOf(loadNodesConfig(stack.nodesFile)).find((f) => f.node === before.node)?.reachable ?? false;
   if (out.status === 'succeeded') {
-    if (state?.state !== 'up') v.push(`succeeded but the node state is ${state?.state ?? 'missing'}`);
-    if (reachable && endpoint?.enabled !== true) v.push('succeeded but the endpoint is not enabled');
+    const want = out.result?.action === 'down' ? 'down' : 'up';
+    if (state?.state !== want) v.push(`${out.result?.action ?? 'up'} succeeded but the node state is ${state?.state ?? 'missing'}`);
+    if (want === 'up' && reachable && endpoint?.enabled !== true) v.push('succeeded but the endpoint is not enabled');
   }
   if (out.status === 'failed-compensated') {
     if (state?.state !== 'failed') v.push(`compensated but the node state is ${state?.state ?? 'missing'}`);
