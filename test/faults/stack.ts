@@ -16,7 +16,7 @@ import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
 import { CLI, removeDir, tempDir } from '../helpers/cli.js';
-import { TEMPORAL_BIN, startDevServer, type DevServer } from '../helpers/dev-server.js';
+import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 
 export interface StackOptions {
@@ -27,6 +27,8 @@ export interface StackOptions {
   protected?: string[];
   /** Start one worker right away (default true). */
   worker?: boolean;
+  /** Extra `temporal server start-dev` arguments (e.g. --dynamic-config-value ...). */
+  serverArgs?: string[];
 }
 
 export interface WorkerProc {
@@ -211,9 +213,9 @@ export class Stack {
 }
 
 /** `temporal server start-dev` on a given port and SQLite file (the helper picks a free port; a restart keeps it). */
-async function startDevServerOn(port: number, dbFile: string): Promise<DevServer> {
+export async function startDevServerOn(port: number, dbFile: string, extra: string[] = []): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', '--headless',
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false', ...extra,
     ...['PulseNode', 'PulseProfile', 'PulseAction'].flatMap((k) => ['--search-attribute', `${k}=Keyword`])];
   const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -268,7 +270,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     mkdirSync(path.join(dir, 'temporal'), { recursive: true });
     [server, sim] = await Promise.all([
-      startDevServer({ dbFile: path.join(dir, 'temporal', 'temporal.db') }),
+      opts.serverArgs
+        ? freePort().then((p) => startDevServerOn(p, path.join(dir, 'temporal', 'temporal.db'), opts.serverArgs))
+        : startDevServer({ dbFile: path.join(dir, 'temporal', 'temporal.db') }),
       startSim({ nodes: opts.nodes, readyDelayMs: opts.readyDelayMs ?? 300, ...(opts.memory ? { memory: opts.memory } : {}) }),
     ]);
     const nodesFile = path.join(dir, 'nodes.json');
