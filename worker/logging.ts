@@ -56,6 +56,18 @@ function textLine(level: LogLevel, message: string, meta: LogMetadata | undefine
   return `${now.toISOString()} ${level.padEnd(5)} ${message}${err}${ids.length ? ` [${ids.join(' ')}]` : ''}`;
 }
 
+/** A Logger whose level methods all go through one `log` function. */
+function loggerFrom(log: (level: LogLevel, message: string, meta?: LogMetadata) => void): Logger {
+  return {
+    log,
+    trace: (m, meta) => log('TRACE', m, meta),
+    debug: (m, meta) => log('DEBUG', m, meta),
+    info: (m, meta) => log('INFO', m, meta),
+    warn: (m, meta) => log('WARN', m, meta),
+    error: (m, meta) => log('ERROR', m, meta),
+  };
+}
+
 /** A Temporal SDK Logger writing one line per entry (JSON or text, see the module comment). */
 export function lineLogger(opts: LineLoggerOptions = {}): Logger {
   const stream = opts.stream ?? process.stderr;
@@ -65,14 +77,7 @@ export function lineLogger(opts: LineLoggerOptions = {}): Logger {
     if (RANK[level] < min) return;
     stream.write(`${json ? jsonLine(level, message, meta) : textLine(level, message, meta)}\n`);
   };
-  return {
-    log,
-    trace: (m, meta) => log('TRACE', m, meta),
-    debug: (m, meta) => log('DEBUG', m, meta),
-    info: (m, meta) => log('INFO', m, meta),
-    warn: (m, meta) => log('WARN', m, meta),
-    error: (m, meta) => log('ERROR', m, meta),
-  };
+  return loggerFrom(log);
 }
 
 /**
@@ -84,14 +89,7 @@ export function withoutGatewayNotice(logger: Logger, gatewayQueue: string): Logg
   const log = (level: LogLevel, message: string, meta?: LogMetadata): void => {
     if (!expected(message, meta)) logger.log(level, message, meta);
   };
-  return {
-    log,
-    trace: (m, meta) => log('TRACE', m, meta),
-    debug: (m, meta) => log('DEBUG', m, meta),
-    info: (m, meta) => log('INFO', m, meta),
-    warn: (m, meta) => log('WARN', m, meta),
-    error: (m, meta) => log('ERROR', m, meta),
-  };
+  return loggerFrom(log);
 }
 
 /** Inside an activity: the activity's context logger (adds workflowId, activityType, attempt...); else null. */
