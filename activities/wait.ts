@@ -16,6 +16,9 @@ import { FAILURE } from '../workflows/failures.js';
 import type { WaitProgress } from '../workflows/types.js';
 import { classify, toFailure } from './errors.js';
 
+/** Even after a probe slower than the interval, pause a little so a wait never busy-loops against a node. */
+const MIN_PAUSE_MS = 100;
+
 /** Heartbeat details of a wait: the progress the CLI shows, plus what a retried attempt needs to resume. */
 export interface WaitCheckpoint extends WaitProgress {
   startedAtMs: number;
@@ -56,6 +59,7 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
   const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS, spec.now());
   for (;;) {
     cp.attempt += 1;
+    const probeStart = spec.now();
     const answer = await probeOnce(spec, ctx);
     cp.lastAnswer = answer.answer;
     cp.elapsedS = Math.round((spec.now() - cp.startedAtMs) / 1000);
@@ -69,8 +73,10 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
         details: [{ ...cp }],
       });
     }
-    // ctx.sleep throws CancelledFailure when the deploy is cancelled.
-    await (spec.sleep ? spec.sleep(spec.intervalMs) : ctx.sleep(spec.intervalMs));
+    // Probes START every intervalMs: a slow probe (ssh round trip, docker inspect) eats into the pause instead of
+    // adding to it, which keeps the detection lag near one interval. ctx.sleep throws CancelledFailure on cancel.
+    const pauseMs = Math.max(MIN_PAUSE_MS, spec.intervalMs - (spec.now() - probeStart));
+    await (spec.sleep ? spec.sleep(pauseMs) : ctx.sleep(pauseMs));
   }
 }
 
