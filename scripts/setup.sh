@@ -42,7 +42,7 @@ if [ "${#debs[@]}" -gt 0 ]; then
   log "installing ${debs[*]} (Debian)"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]}" >/dev/null
 fi
 mkdir -p /run/sshd 2>/dev/null || true
 
