@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -30,14 +30,7 @@ before(async () => {
   dir = await tempDir('pulse-deploy-');
   killEmbeddedServerOnExit(stateDir());
   sim = await startSim({ nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 });
-  sim.writeNodesJson(path.join(dir, 'nodes.json'), { protected: [] });
-  env = {
-    ...sim.env(),
-    PULSE_NODES: path.join(dir, 'nodes.json'),
-    PULSE_STATE_DIR: stateDir(),
-    PULSE_TEMPORAL_PORT: String(await freePortPair()),
-    TEMPORAL_ADDRESS: '',
-  };
+  env = await simCliEnv(sim, dir);
 });
 
 after(async () => {

@@ -12,7 +12,7 @@ import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { rawOf } from '../../cli/progress.js';
 import { ProgressPrinter } from '../../cli/progress-printer.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, tempDir } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -34,14 +34,7 @@ before(async () => {
   killEmbeddedServerOnExit(stateDir());
   // Slow enough to answer 503 at least once: the readiness step must still show only its last probe.
   sim = await startSim({ nodes: ['simA'], readyDelayMs: 1500 });
-  sim.writeNodesJson(path.join(dir, 'nodes.json'), { protected: [] });
-  env = {
-    ...sim.env(),
-    PULSE_NODES: path.join(dir, 'nodes.json'),
-    PULSE_STATE_DIR: stateDir(),
-    PULSE_TEMPORAL_PORT: String(await freePortPair()),
-    TEMPORAL_ADDRESS: '',
-  };
+  env = await simCliEnv(sim, dir);
 });
 
 after(async () => {

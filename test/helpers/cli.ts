@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Sim } from '../sim/index.js';
 
 /** The repo root, from dist/test/helpers/cli.js. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -104,3 +105,20 @@ export function killEmbeddedServerOnExit(stateDir: string): void {
     }
   });
 }
+
+/**
+ * The CLI environment of a run against the simulator: its nodes.json (no protected node), the state dir
+ * `<dir>/state`, and an embedded dev server on ports of its own (TEMPORAL_ADDRESS empty: never a user's server).
+ */
+export async function simCliEnv(sim: Sim, dir: string): Promise<NodeJS.ProcessEnv> {
+  const nodes = path.join(dir, 'nodes.json');
+  sim.writeNodesJson(nodes, { protected: [] });
+  return {
+    ...sim.env(),
+    PULSE_NODES: nodes,
+    PULSE_STATE_DIR: path.join(dir, 'state'),
+    PULSE_TEMPORAL_PORT: String(await freePortPair()),
+    TEMPORAL_ADDRESS: '',
+  };
+}
+

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pidAlive } from '../../runtime/pid.js';
 
 const LOW = 20000;
 const HIGH = 32000;
@@ -21,14 +22,6 @@ function tryListen(host: string, port: number): Promise<boolean> {
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Claims `port` for this process unless a live process holds it (a dead owner's claim is taken over). */
 function reserve(port: number): boolean {
@@ -39,7 +32,7 @@ function reserve(port: number): boolean {
     return true;
   } catch {
     const owner = Number(fs.readFileSync(file, 'utf8').trim());
-    if (owner === process.pid || alive(owner)) return false;
+    if (owner === process.pid || pidAlive(owner)) return false;
     fs.writeFileSync(file, String(process.pid));
     return true;
   }

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Sim } from './index.js';
 import { killNamespaces, mountTag } from './procs.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 const live = new Set<Sim>();
 const REGISTRY = path.join(os.tmpdir(), 'pulse-sim-registry');
@@ -50,14 +51,6 @@ export async function stopAllSims(): Promise<void> {
   await Promise.all([...live].map((s) => s.stop()));
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Kills the nodes of sims whose owning process is gone. */
 export function reapStaleSims(): void {
@@ -71,7 +64,7 @@ export function reapStaleSims(): void {
     const file = path.join(REGISTRY, f);
     try {
       const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ownsDir?: boolean; ns: string[] };
-      if (alive(entry.owner)) continue;
+      if (pidAlive(entry.owner)) continue;
       killNamespaces(new Set(entry.ns), mountTag(entry.dir));
       if (entry.ownsDir && path.basename(entry.dir).startsWith('pulse-sim-')) fs.rmSync(entry.dir, { recursive: true, force: true });
       fs.rmSync(file, { force: true });
