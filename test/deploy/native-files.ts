@@ -1,0 +1,21 @@
+/**
+ * The settings of the native Temporal server (deploy/native/temporal.env) plus the server version scripts/setup.sh
+ * builds (TEMPORAL_SERVER_VERSION), for the checks that keep them equal to docker-compose.yml.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** KEY=value lines of deploy/native/temporal.env, plus TEMPORAL_SERVER_VERSION from scripts/setup.sh. */
+export function nativeSettings(root = ROOT): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path.join(root, 'deploy', 'native', 'temporal.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
+    if (m) env[m[1]!] = m[2]!;
+  }
+  const v = /^TEMPORAL_SERVER_VERSION=(\S+)/m.exec(readFileSync(path.join(root, 'scripts', 'setup.sh'), 'utf8'));
+  if (v) env['TEMPORAL_SERVER_VERSION'] = v[1]!;
+  return env;
+}

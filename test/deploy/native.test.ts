@@ -1,0 +1,46 @@
+/**
+ * The native server (deploy/native, run by the cluster tier) and docker-compose.yml run the same Temporal: the
+ * version scripts/setup.sh builds is the auto-setup image's tag, deploy/native/temporal.env carries the compose
+ * server's database, namespace and retention settings, and both read the one dynamic config file.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { envOf, imageTag, loadCompose, mountsOf } from './compose-file.js';
+import { nativeSettings, ROOT } from './native-files.js';
+
+const { compose } = loadCompose(ROOT);
+const temporal = compose.services['temporal'];
+assert.ok(temporal, 'docker-compose.yml has the temporal service');
+const composeEnv = envOf(temporal);
+const native = nativeSettings();
+
+test('scripts/setup.sh builds the Temporal server version docker-compose.yml runs', () => {
+  const { repo, tag } = imageTag(String(temporal['image']));
+  assert.equal(repo, 'temporalio/auto-setup');
+  assert.equal(native['TEMPORAL_SERVER_VERSION'], tag);
+});
+
+test('deploy/native/temporal.env has the compose server\'s database, namespace and retention settings', () => {
+  for (const key of ['DB', 'DB_PORT', 'POSTGRES_USER', 'DEFAULT_NAMESPACE', 'DEFAULT_NAMESPACE_RETENTION']) {
+    assert.equal(native[key], composeEnv[key], key);
+  }
+  // auto-setup's defaults where compose sets nothing (temporalio/docker-builds: config_template.yaml, auto-setup.sh).
+  const imageDefaults: Record<string, string> = { NUM_HISTORY_SHARDS: '4', DBNAME: 'temporal', VISIBILITY_DBNAME: 'temporal_visibility', FRONTEND_GRPC_PORT: '7233' };
+  for (const [key, def] of Object.entries(imageDefaults)) assert.equal(native[key], composeEnv[key] ?? def, key);
+  // pulse registers its own search attributes in both setups.
+  assert.equal(composeEnv['SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES'], 'true');
+  assert.doesNotMatch(readFileSync(path.join(ROOT, 'deploy/native/temporal-setup.sh'), 'utf8'), /search-attribute/);
+});
+
+test('the native server reads the dynamic config file the compose server mounts', () => {
+  const file = composeEnv['DYNAMIC_CONFIG_FILE_PATH'] ?? '';
+  const mount = mountsOf(temporal).find((m) => m.target === path.posix.dirname(`/etc/temporal/${file}`));
+  assert.ok(mount, 'the dynamic config dir is mounted');
+  const composeFile = path.posix.join(mount.source.replace(/^\.\//, ''), path.posix.basename(file));
+  const lib = readFileSync(path.join(ROOT, 'deploy/native/lib.sh'), 'utf8');
+  assert.ok(lib.includes(`DYNAMIC_CONFIG_FILE_PATH:-$PULSE_HOME/${composeFile}}`), `deploy/native/lib.sh defaults to ${composeFile}`);
+  const yaml = readFileSync(path.join(ROOT, 'deploy/native/temporal.yaml'), 'utf8');
+  assert.match(yaml, /filepath: "\{\{ env "DYNAMIC_CONFIG_FILE_PATH" \}\}"/);
+});
