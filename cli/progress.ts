@@ -93,7 +93,9 @@ export function stepNote(activityType: string, r: unknown): string | null {
     case 'waitForMemory':
       return typeof v['memAvailableGiB'] === 'number' ? `MemAvailable ${v['memAvailableGiB']} GiB` : null;
     case 'writeEnv':
-      return v['written'] === false ? 'same identity: not written' : str('backupPath') ? `backup ${str('backupPath')}` : null;
+      if (v['written'] === false) return 'same identity: not written';
+      return [str('backupPath') ? `backup ${str('backupPath')}` : null, typeof v['carriedSecretLines'] === 'number' ? `${v['carriedSecretLines']} secret line(s) carried` : null]
+        .filter((x) => x !== null).join(', ') || null;
     case 'startServer':
       return v['started'] === false ? 'already started by this deploy' : str('logPath') ? `log ${str('logPath')}` : null;
     case 'verifyServer':

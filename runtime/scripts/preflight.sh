@@ -67,8 +67,18 @@ for pair in "chat-template CHAT_TEMPLATE ${PULSE_CHAT_TEMPLATE:-}" "mtp-draft-vo
 done
 
 # The current .env, read without executing it. Values are reported only as sha256 of the normalised value;
-# HF_TOKEN and API_KEY are skipped entirely.
+# HF_TOKEN and API_KEY are skipped entirely. Their lines must be ones write-env can carry byte for byte (the same
+# parser decides both), or up stops here, before anything stops: a lost API_KEY would serve without auth.
 if [[ -f $PULSE_ENV_PATH ]]; then
+  secret_bad=() secret_keys=()
+  while IFS=$'\t' read -r what a b why; do
+    if [[ $what == bad ]]; then secret_bad+=("$PULSE_ENV_PATH:$a: $b: $why"); elif [[ $what == set ]]; then secret_keys+=("$a"); fi
+  done < <(pulse_env_secrets "$PULSE_ENV_PATH")
+  if ((${#secret_bad[@]} > 0)); then
+    check env-secrets false "pulse cannot carry these lines to the new .env safely (write them as KEY='value'): $(IFS=';'; printf '%s' "${secret_bad[*]}")"
+  else
+    check env-secrets true "${#secret_keys[@]} secret line(s) to carry: ${secret_keys[*]:-none}"
+  fi
   hdr() { sed -n "s/^# pulse-$1: //p" "$PULSE_ENV_PATH" | head -n 1; }
   body=$(awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$PULSE_ENV_PATH" | sha256sum | cut -d' ' -f1)
   pulse_record env-file exists:=true ctime:="$(pulse_ctime "$PULSE_ENV_PATH")" sha256="$(hdr sha256)" \

@@ -62,33 +62,98 @@ pulse_fail() {
 }
 
 _PULSE_AWK=$(command -v awk)
-# The .env parser: KEY=value, KEY="value" and KEY='value' (quoted values may span lines), optional `export `.
-# It only reads: nothing in the file is expanded or executed. mode=keys lists keys; mode=get prints one value
-# followed by `x` (so trailing newlines survive command substitution; pulse_env_get strips it).
+# The .env parser, the one rule for reading a .env (preflight's diff, every curl's key, write-env's carry-over): it
+# only reads, nothing in the file is expanded or executed. Plain keys: KEY=value, KEY="value", KEY='value' (quoted
+# values may span lines), leading blanks, `export `. The secrets HF_TOKEN and API_KEY must be carried byte for byte,
+# so their lines are held to what bash's `source` sets for certain: one KEY=value per line, the value unquoted
+# (letters, digits, _ . / : = , @ + % - only), double-quoted (no $, backtick, backslash) or single-quoted, on one
+# line, then nothing but blanks and a # comment. Any other line that names a secret (declare, KEY+=, $(...), a line
+# continuation, a second definition with another value) is a problem, reported by line and key, never by value.
+# Modes: keys (list keys), get (one value then `x`, so trailing newlines survive command substitution),
+# secrets (`bad<TAB>line<TAB>key<TAB>why` per problem, then `set<TAB>key<TAB>KEY="value"` per carried secret).
 _PULSE_ENV_AWK='
+function is_secret(k) { return k == "HF_TOKEN" || k == "API_KEY" }
+function mentions(s, t) {
+  t = " " s " "
+  if (t ~ /[^A-Za-z0-9_]API_KEY[^A-Za-z0-9_]/) return "API_KEY"
+  if (t ~ /[^A-Za-z0-9_]HF_TOKEN[^A-Za-z0-9_]/) return "HF_TOKEN"
+  return ""
+}
+function tail_ok(t) { return t ~ /^([ \t]+(#.*)?)?$/ }
+function bad(k, why) { nbad++; bad_line[nbad] = NR; bad_key[nbad] = k; bad_why[nbad] = why; bad_of[k] = 1 }
 function emit(k, v) { if (mode == "keys") print k; else if (k == want) { val = v; found = 1 } }
+function secret(k, rest, q, i, v, t) {
+  if (cont) return bad(k, "it continues the line before (that line ends in a backslash)")
+  if (rest ~ /\\$/) return bad(k, "it ends in a backslash (a line continuation)")
+  q = substr(rest, 1, 1)
+  if (q == "\"" || q == "\047") {
+    rest = substr(rest, 2); i = index(rest, q)
+    if (i == 0) return bad(k, "its quoted value does not end on the same line")
+    v = substr(rest, 1, i - 1); t = substr(rest, i + 1)
+    if (q == "\"" && v ~ /[$`\\]/) return bad(k, "its double-quoted value holds $, a backtick or a backslash, which bash expands")
+  } else {
+    match(rest, /^[^ \t]*/); v = substr(rest, 1, RLENGTH); t = substr(rest, RLENGTH + 1)
+    if (v ~ /\r/) return bad(k, "it ends in a carriage return (CRLF line endings); bash would keep it in the value")
+    if (v !~ /^[A-Za-z0-9_.\/:=,@+%-]*$/) return bad(k, "its unquoted value holds a character that bash treats specially; put the value in single quotes")
+  }
+  if (!tail_ok(t)) return bad(k, "text follows the value (bash would join it to the value or run it as a command)")
+  if (v ~ /[\001-\037\177]/) return bad(k, "its value holds a control character (CRLF line endings?)")
+  if ((k in sval) && sval[k] != v) return bad(k, "it defines " k " again, with another value than line " sline[k])
+  if (!(k in sval)) order[++nset] = k
+  sval[k] = v; sline[k] = NR
+  emit(k, v)
+}
+function other_line(line, k) {
+  k = mentions(line)
+  if (k == "") return
+  if (line ~ /^export[ \t]/ && line !~ /[=$`;&|<>()]/) return
+  if (line ~ k "[ \t]*\\+=") return bad(k, k "+= appends to a value pulse cannot know")
+  if (line ~ /^(declare|typeset|readonly|local|unset|read|printf|eval|source|\.)[ \t]/) return bad(k, "it sets " k " with a shell command, not a plain KEY=value line")
+  return bad(k, "it is not a plain " k "=value line")
+}
 {
   line = $0
   if (inq != "") {
     i = index(line, inq)
     if (i == 0) { buf = buf "\n" line; next }
-    buf = buf "\n" substr(line, 1, i - 1); emit(key, buf); inq = ""; next
+    buf = buf "\n" substr(line, 1, i - 1); emit(key, buf); inq = ""
+    t = substr(line, i + 1)
+    if (!tail_ok(t) && mentions(t) != "") bad(mentions(t), "it is set on the line of another key")
+    cont = (t ~ /\\$/); next
   }
   sub(/^[ \t]+/, "", line)
-  if (line == "" || substr(line, 1, 1) == "#") next
+  if (line == "" || substr(line, 1, 1) == "#") { cont = 0; next }
+  full = line; was_cont = cont; cont = (full ~ /\\$/)
   sub(/^export[ \t]+/, "", line)
-  if (!match(line, /^[A-Za-z_][A-Za-z0-9_]*=/)) next
+  if (!match(line, /^[A-Za-z_][A-Za-z0-9_]*=/)) {
+    k = mentions(full)
+    if (k != "" && was_cont) bad(k, "it continues the line before (that line ends in a backslash)"); else other_line(full)
+    next
+  }
   key = substr(line, 1, RLENGTH - 1); rest = substr(line, RLENGTH + 1)
+  if (is_secret(key)) { c = cont; cont = was_cont; secret(key, rest); cont = c; next }
   q = substr(rest, 1, 1)
   if (q == "\"" || q == "\047") {
     rest = substr(rest, 2); i = index(rest, q)
-    if (i == 0) { inq = q; buf = rest; next }
-    emit(key, substr(rest, 1, i - 1)); next
+    if (i == 0) { inq = q; buf = rest; cont = 0; next }
+    emit(key, substr(rest, 1, i - 1)); t = substr(rest, i + 1)
+    if (!tail_ok(t) && mentions(t) != "") bad(mentions(t), "it is set on the line of another key")
+    next
   }
+  if (mentions(rest) != "" && rest !~ /^[A-Za-z0-9_.\/:=,@+%-]*([ \t]+(#.*)?)?$/) bad(mentions(rest), "it is set on the line of another key")
   sub(/[ \t]+#.*$/, "", rest); sub(/[ \t]+$/, "", rest)
   emit(key, rest)
 }
-END { if (mode == "get") { if (!found) exit 1; printf "%sx", val } }'
+END {
+  if (mode == "get") { if (!found || (want in bad_of)) exit 1; printf "%sx", val }
+  if (mode == "secrets") {
+    for (i = 1; i <= nbad; i++) printf "bad\t%d\t%s\t%s\n", bad_line[i], bad_key[i], bad_why[i]
+    for (i = 1; i <= nset; i++) {
+      k = order[i]; v = sval[k]
+      if (v ~ /[$`\\"]/) printf "set\t%s\t%s=\047%s\047\n", k, k, v; else printf "set\t%s\t%s=\"%s\"\n", k, k, v
+    }
+  }
+}'
 
 pulse_env_keys() {
   env -i "$_PULSE_AWK" -v mode=keys -v want= "$_PULSE_ENV_AWK" "$1"
@@ -98,6 +163,11 @@ pulse_env_get() {
   local out
   out=$(env -i "$_PULSE_AWK" -v mode=get -v want="$1" "$_PULSE_ENV_AWK" "$2") || return 1
   printf '%s' "${out%x}"
+}
+
+# The carry-over plan of a .env's HF_TOKEN/API_KEY lines (mode=secrets above); never printed as it is.
+pulse_env_secrets() {
+  env -i "$_PULSE_AWK" -v mode=secrets -v want= "$_PULSE_ENV_AWK" "$1"
 }
 
 pulse_env_norm() {

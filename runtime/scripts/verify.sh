@@ -1,13 +1,28 @@
 # verify: what the server really runs. /v1/models (sent back base64: the controller parses the JSON), the KV
 # cache line of the container log, and each pulse-proof text (the controller turns a missing one into a warning).
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
-# PULSE_LOG_PATH (may be empty). Records: models{httpStatus,body_b64}, kv-cache{line}, proof{text,found}.
+# PULSE_LOG_PATH (may be empty), PULSE_STAMP. Records: models{httpStatus,body_b64}, auth{keyExpected,
+# unauthenticatedStatus}, kv-cache{line}, proof{text,found}.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
 [[ $host != *:* ]] || host="[$host]"
 body=$(pulse_curl_auth -s --max-time 10 "http://$host:$PULSE_PORT/v1/models" 2>/dev/null) || body=
 pulse_record models body_b64="$(printf '%s' "$body" | base64 -w0)"
+
+# The key must not get lost on the way (carry-over, recipe): when the old .env (this deploy's backup, else the
+# current file) or the current one has an API_KEY, an unauthenticated GET must not be served.
+old_env="$(dirname -- "$PULSE_ENV_PATH")/.env.pulse-bak-${PULSE_STAMP:-}"
+[[ -n ${PULSE_STAMP:-} && -f $old_env ]] || old_env=$PULSE_ENV_PATH
+key_now=$PULSE_API_KEY_VALUE
+pulse_api_key "$old_env"
+if [[ -n $PULSE_API_KEY_VALUE || -n $key_now ]]; then
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$host:$PULSE_PORT/v1/models" </dev/null 2>/dev/null) || true
+  [[ $code =~ ^[0-9]{3}$ ]] || code=000
+  pulse_record auth keyExpected:=true unauthenticatedStatus:="$code"
+fi
+PULSE_API_KEY_VALUE=$key_now
+unset key_now
 
 logfile=$(mktemp)
 trap 'rm -f -- "$logfile"' EXIT

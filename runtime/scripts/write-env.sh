@@ -1,7 +1,9 @@
 # write-env: back up the recipe .env, then replace it atomically (temp file in the same dir, fsync, rename).
 # Skipped when the current file already has the new identity (sha256 + profile + overlay header) and an intact
-# body, which also makes a retry after success write no second backup. HF_TOKEN=/API_KEY= lines of the old file
-# go to the end of the new one; their values are never printed. A failed write leaves the old .env untouched.
+# body, which also makes a retry after success write no second backup. The old file's HF_TOKEN/API_KEY lines (any
+# form bash's `source` sets for certain, see the prelude's .env parser) go to the end of the new one as KEY="value"
+# (KEY='value' when the value needs it), one line per key, counted in `carried`; their values are never printed.
+# A failed write leaves the old .env untouched.
 # Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP.
 # Record: write-env{written,backup,carried}.
 target=$PULSE_ENV_PATH
@@ -28,8 +30,14 @@ printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d >"$tmp" || fail_write "$tmp"
 [[ -z $(tail -c 1 "$tmp") ]] || printf '\n' >>"$tmp" || fail_write "$tmp"
 carried=0
 if [[ -f $target ]]; then
-  carried=$(grep -cE '^(HF_TOKEN|API_KEY)=' "$target" || true)
-  if ((carried > 0)); then grep -E '^(HF_TOKEN|API_KEY)=' "$target" >>"$tmp" || fail_write "$tmp"; fi
+  # The prelude's .env parser decides what is carried (the rule preflight checked): one normalised line per secret.
+  # A line it cannot carry fails here too (the file changed since preflight), before the old .env is replaced.
+  while IFS=$'\t' read -r what a b why; do
+    case $what in
+      bad) pulse_fail "$PULSE_EXIT_PRECONDITION" "$target:$a: $b: $why; pulse cannot carry it to the new .env (the old .env is unchanged)" ;;
+      set) printf '%s\n' "$b" >>"$tmp" || fail_write "$tmp"; carried=$((carried + 1)) ;;
+    esac
+  done < <(pulse_env_secrets "$target")
 fi
 chmod 600 "$tmp" && sync -- "$tmp" || fail_write "$tmp"
 

@@ -47,6 +47,9 @@ export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: 
   if (plan.expect.maxModelLen !== null && models.maxModelLen !== plan.expect.maxModelLen) {
     problems.push(`max_model_len is ${models.maxModelLen ?? 'missing'}, expected ${plan.expect.maxModelLen}`);
   }
+  if (num(lastRecord(result, 'auth'), 'unauthenticatedStatus') === 200) {
+    problems.push('the server answers an unauthenticated GET /v1/models with 200 although the old .env had an API_KEY: the key was lost');
+  }
   if (kvCacheLine === null) warnings.push('no KV cache line in the container log');
   for (const p of proofs) if (!p.found) warnings.push(`pulse-proof not found in the container log: ${p.text}`);
   return { ok: problems.length === 0, servedModelName: served, maxModelLen: models.maxModelLen, kvCacheLine, proofs, problems, warnings };

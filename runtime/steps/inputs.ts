@@ -88,6 +88,7 @@ export function verifyInputs(plan: UpPlan, logPath: string | null): Record<strin
     PULSE_CONTAINER: plan.recipe.container,
     PULSE_PROOFS: plan.proofs.join('\n'),
     PULSE_LOG_PATH: logPath ?? '',
+    PULSE_STAMP: plan.stamp,
   };
 }
 

@@ -120,9 +120,10 @@ export function stepSuite(c: SuiteContext): void {
     const now = readFileSync(node.envPath, 'utf8');
     assert.equal(statSync(node.envPath).mode & 0o777, 0o600);
     assert.ok(now.startsWith(p.env.text));
-    assert.ok(now.endsWith(`API_KEY=${secretKey}\nHF_TOKEN=${secretHf}\n`));
-    const authorized = node.requests().filter((r) => r.path === '/v1/models').at(-1);
-    assert.equal(authorized?.authorized, true, 'readiness and verify sent the bearer key from the node .env');
+    assert.ok(now.endsWith(`API_KEY="${secretKey}"\nHF_TOKEN="${secretHf}"\n`), 'carried, normalised to KEY="value"');
+    const models = node.requests().filter((r) => r.path === '/v1/models');
+    assert.ok(models.some((r) => r.authorized && r.status === 200), 'readiness and verify sent the bearer key from the node .env');
+    assert.deepEqual([models.at(-1)?.authorized, models.at(-1)?.status], [false, 401], "verify's unauthenticated probe got 401");
     for (const r of rec.results) {
       const all = JSON.stringify(r);
       assert.ok(!all.includes(secretKey) && !all.includes(secretHf), `secret in the output of ${r.step}`);
