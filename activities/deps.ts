@@ -34,8 +34,12 @@ export interface ActivityDeps {
   steps: StepFunctions;
   state: StateStore;
   stateDir: string;
-  /** Wall clock (ms): wait deadlines must survive a worker crash, so they are wall time, not a monotonic timer. */
-  clock: { now(): number };
+  /**
+   * `now`: wall time (ms), only for timestamps people read (the node state's `at`). `monotonic`: a clock that never
+   * jumps (performance.now in production), for every duration: a wait's budget is the sum of the elapsed monotonic
+   * time of its attempts (activities/wait.ts), so neither a wall-clock step nor another worker's skewed clock moves it.
+   */
+  clock: { now(): number; monotonic(): number };
   logger: ActivityLogger;
   /** Time between two probes of a wait (default 1000 ms: readiness must be noticed within about a second). */
   pollIntervalMs?: number;

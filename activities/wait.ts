@@ -5,9 +5,16 @@
  * would write thousands of attempts' worth of failures and events; a heartbeating activity writes three history
  * events whatever the wait lasts, and its heartbeat carries live progress (WaitProgress) for the CLI and the UI.
  *
- * Crash-resume: the heartbeat details are a checkpoint (attempt count, the deadline computed from the FIRST
- * attempt). When a worker dies, Temporal notices the missing heartbeat and retries the activity elsewhere; the
- * new attempt continues from the checkpoint, so a crash neither restarts the clock nor the attempt count.
+ * Crash-resume: the heartbeat details are a checkpoint (attempt count, and the time the wait has run so far).
+ * When a worker dies, Temporal notices the missing heartbeat and retries the activity elsewhere; the new attempt
+ * continues from the checkpoint, so a crash neither restarts the budget nor the attempt count.
+ *
+ * Clocks: the budget is ELAPSED time, each attempt measuring its own share with its worker's monotonic clock and
+ * adding it to the checkpoint's. No wall-clock instant crosses from one worker to another, so a resuming worker
+ * whose clock is 40 minutes ahead (or behind) sees exactly the budget that is left. The time between a worker's last
+ * heartbeat and the retry (at most the heartbeat timeout plus a retry interval) is not counted by any worker: the
+ * workflow bounds that with a server-side scheduleToClose timeout (workflows/options.ts), measured by the Temporal
+ * server's one clock, so repeated crashes cannot stretch a wait without limit either.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
@@ -21,8 +28,8 @@ const MIN_PAUSE_MS = 100;
 
 /** Heartbeat details of a wait: the progress the CLI shows, plus what a retried attempt needs to resume. */
 export interface WaitCheckpoint extends WaitProgress {
-  startedAtMs: number;
-  deadlineMs: number;
+  /** Time this wait has run, summed over its attempts (each measured with its own worker's monotonic clock). */
+  elapsedMs: number;
 }
 
 export interface ProbeAnswer<T> {
@@ -36,36 +43,47 @@ export interface WaitSpec<T> {
   step: WaitProgress['step'];
   timeoutS: number;
   intervalMs: number;
-  now: () => number;
+  /** A clock that never jumps (ms): only differences of it are used, never an instant from another worker. */
+  monotonic: () => number;
   /** Replaces the activity's cancellation-aware sleep (tests on the time-skipping server). */
   sleep?: (ms: number) => Promise<void>;
   probe: (opts: StepOptions) => Promise<ProbeAnswer<T>>;
 }
 
-function isCheckpoint(v: unknown, step: string): v is WaitCheckpoint {
+function isCheckpoint(v: unknown, step: string): v is WaitProgress & { elapsedMs?: number } {
   const c = v as Partial<WaitCheckpoint> | null;
-  return !!c && c.step === step && typeof c.attempt === 'number' && typeof c.deadlineMs === 'number' && typeof c.startedAtMs === 'number';
+  return !!c && c.step === step && typeof c.attempt === 'number' && (typeof c.elapsedMs === 'number' || typeof c.elapsedS === 'number');
 }
 
-/** Where this attempt starts: the previous attempt's checkpoint, or a fresh clock. */
-export function startCheckpoint(details: unknown, step: WaitProgress['step'], timeoutS: number, now: number): WaitCheckpoint {
-  if (isCheckpoint(details, step)) return { ...details };
-  return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, startedAtMs: now, deadlineMs: now + timeoutS * 1000 };
+/**
+ * Where this attempt starts: the previous attempt's checkpoint, or zero. A checkpoint from before elapsedMs existed
+ * (it held wall-clock instants) resumes from its elapsedS, and its instants are dropped.
+ */
+export function startCheckpoint(details: unknown, step: WaitProgress['step'], timeoutS: number): WaitCheckpoint {
+  if (isCheckpoint(details, step)) {
+    const elapsedMs = typeof details.elapsedMs === 'number' ? details.elapsedMs : details.elapsedS * 1000;
+    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs };
+  }
+  return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, elapsedMs: 0 };
 }
 
 /** Probe until done; a probe that fails in a retryable way (link dropped, not ready) counts as "not yet". */
 export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
   const ctx = Context.current();
-  const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS, spec.now());
+  const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS);
+  const before = cp.elapsedMs;
+  const t0 = spec.monotonic();
+  const elapsed = (): number => before + Math.max(0, spec.monotonic() - t0);
   for (;;) {
     cp.attempt += 1;
-    const probeStart = spec.now();
+    const probeStart = spec.monotonic();
     const answer = await probeOnce(spec, ctx);
     cp.lastAnswer = answer.answer;
-    cp.elapsedS = Math.round((spec.now() - cp.startedAtMs) / 1000);
+    cp.elapsedMs = elapsed();
+    cp.elapsedS = Math.round(cp.elapsedMs / 1000);
     ctx.heartbeat(cp);
     if (answer.done) return answer.value as T;
-    if (spec.now() >= cp.deadlineMs) {
+    if (cp.elapsedMs >= spec.timeoutS * 1000) {
       throw ApplicationFailure.create({
         type: FAILURE.timeout,
         nonRetryable: true,
@@ -75,7 +93,7 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
     }
     // Probes START every intervalMs: a slow probe (ssh round trip, docker inspect) eats into the pause instead of
     // adding to it, which keeps the detection lag near one interval. ctx.sleep throws CancelledFailure on cancel.
-    const pauseMs = Math.max(MIN_PAUSE_MS, spec.intervalMs - (spec.now() - probeStart));
+    const pauseMs = Math.max(MIN_PAUSE_MS, spec.intervalMs - (spec.monotonic() - probeStart));
     await (spec.sleep ? spec.sleep(pauseMs) : ctx.sleep(pauseMs));
   }
 }

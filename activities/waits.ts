@@ -26,7 +26,7 @@ export function waitActivities(deps: ActivityDeps) {
         step: 'memory',
         timeoutS: plan.memory.timeoutS,
         intervalMs: interval,
-        now: () => deps.clock.now(),
+        monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
           const rec = new RawRecorder(session);
@@ -44,7 +44,7 @@ export function waitActivities(deps: ActivityDeps) {
         step: 'readiness',
         timeoutS: plan.readiness.timeoutS,
         intervalMs: interval,
-        now: () => deps.clock.now(),
+        monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {
           const rec = new RawRecorder(session);

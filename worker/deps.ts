@@ -1,4 +1,4 @@
-/** The real dependencies of the activities: one node pool, runtime/steps, runtime/state, wall clock, a logger. */
+/** The real dependencies of the activities: one node pool, runtime/steps, runtime/state, wall + monotonic clock, a logger. */
 import { NodePool } from '../runtime/node/connect.js';
 import * as steps from '../runtime/steps/index.js';
 import { publishFragment, readNodeState, writeNodeState } from '../runtime/state.js';
@@ -31,7 +31,7 @@ export function buildDeps(stateDir: string, logger: ActivityLogger, overrides: P
     steps,
     state: { writeNodeState, readNodeState, publishFragment },
     stateDir,
-    clock: { now: () => Date.now() },
+    clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger,
     ...overrides,
   };

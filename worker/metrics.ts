@@ -59,10 +59,10 @@ export class PulseMetrics {
   });
 }
 
-/** The wait's start from the previous attempt's checkpoint (activities/wait.ts), else `fallback`. */
-function firstAttemptStartMs(fallback: number): number {
-  const d = Context.current().info.heartbeatDetails as { startedAtMs?: unknown } | undefined;
-  return typeof d?.startedAtMs === 'number' && d.startedAtMs <= fallback ? d.startedAtMs : fallback;
+/** Where the wait's clock stood when this attempt began: `now` minus what earlier attempts measured (wait.ts). */
+function firstAttemptStartMs(now: number): number {
+  const d = Context.current().info.heartbeatDetails as { elapsedMs?: unknown } | undefined;
+  return typeof d?.elapsedMs === 'number' && d.elapsedMs >= 0 ? now - d.elapsedMs : now;
 }
 
 function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unknown, result: unknown, startMs: number): void {

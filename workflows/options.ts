@@ -3,9 +3,11 @@
  *
  * - Every node step heartbeats at least every few seconds (activities/heartbeat.ts), so HEARTBEAT_TIMEOUT (30 s)
  *   is how long a SIGKILLed worker goes unnoticed before Temporal retries the step on another worker.
- * - The two waits (memory, readiness) are one long activity each that polls every second; their deadline is the
- *   spec's (memTimeoutS, --timeout-s = READY_TIMEOUT_S + readyGraceS) and is enforced by the activity itself from
- *   the first attempt's start, carried across retries in heartbeat details. startToClose is only a backstop.
+ * - The two waits (memory, readiness) are one long activity each that polls every second; their budget is the
+ *   spec's (memTimeoutS, --timeout-s = READY_TIMEOUT_S + readyGraceS) and is enforced by the activity itself as
+ *   elapsed monotonic time, carried across retries in heartbeat details (no worker's wall clock is trusted).
+ *   startToClose is a per-attempt backstop; scheduleToClose, kept by the Temporal server over all attempts, bounds
+ *   what crashes can add (the time between a dead worker's last heartbeat and the retry, which no worker measures).
  * - config/precondition/refused/timeout/verify failures are never retried (NON_RETRYABLE_FAILURES).
  * Workflow code: deterministic, no imports but types and @temporalio/workflow.
  */
@@ -18,6 +20,11 @@ import { NON_RETRYABLE_FAILURES } from './failures.js';
 export const HEARTBEAT_TIMEOUT_S = 30;
 /** Extra time over a wait's spec deadline before Temporal's own startToClose backstop fires. */
 const WAIT_BACKSTOP_S = 120;
+/**
+ * What worker crashes may add to a wait over all its attempts: each costs up to the heartbeat timeout plus a retry
+ * interval (<= 5 s) that no worker counts. Past budget + this, the server itself ends the wait (ScheduleToClose).
+ */
+const WAIT_RESUME_SLACK_S = 300;
 
 /** Unreachable nodes, dropped ssh links and worker crashes are retried with a capped backoff (~3 min in all). */
 export const NODE_RETRY: RetryPolicy = {
@@ -60,12 +67,20 @@ export function stopStep(summary: string): ActivityOptions {
 
 /** Step 4: MemAvailable reaches the gate within plan.memory.timeoutS (spec memTimeoutS, default 600). */
 export function memoryWait(summary: string, timeoutS: number): ActivityOptions {
-  return { ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S), retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 } };
+  return waitStep(summary, timeoutS);
 }
 
 /** Step 7: /v1/models answers 200 within plan.readiness.timeoutS (READY_TIMEOUT_S + readyGraceS by default). */
 export function readinessWait(summary: string, timeoutS: number): ActivityOptions {
-  return { ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S), retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 } };
+  return waitStep(summary, timeoutS);
+}
+
+function waitStep(summary: string, timeoutS: number): ActivityOptions {
+  return {
+    ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S),
+    scheduleToCloseTimeout: `${timeoutS + WAIT_RESUME_SLACK_S}s`,
+    retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 },
+  };
 }
 
 /**

@@ -51,10 +51,10 @@ describe('activities/errors.ts: one classification', () => {
 });
 
 describe('waits resume from heartbeat details', () => {
-  it('a retried readiness wait keeps the first attempt deadline and attempt count', async () => {
+  it('a retried readiness wait keeps the first attempt budget and attempt count', async () => {
     const now = 1_000_000;
-    const cp: WaitCheckpoint = { step: 'readiness', attempt: 7, lastAnswer: 'HTTP 503', elapsedS: 9, timeoutS: 10, startedAtMs: now - 11_000, deadlineMs: now - 1_000 };
-    const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => now } });
+    const cp: WaitCheckpoint = { step: 'readiness', attempt: 7, lastAnswer: 'HTTP 503', elapsedS: 10, timeoutS: 10, elapsedMs: 10_000 };
+    const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => now, monotonic: () => now } });
     const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: cp }, quiet);
     const err = await env.run(createActivities(deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
@@ -63,12 +63,50 @@ describe('waits resume from heartbeat details', () => {
     assert.match(err.message, /within 10 s \(8 probes/);
   });
 
+  it('a wait resumed on a worker whose wall clock is 40 minutes ahead keeps the budget it had left', async () => {
+    // Attempt 1 on worker A: probes for 6 s of its time, then "dies" (its last heartbeat is the checkpoint).
+    let wallA = Date.parse('2026-12-02T10:00:00Z');
+    let monoA = 50_000;
+    const a = fakeDeps(
+      { probeReadiness: async () => ({ ready: false, httpStatus: null, detail: 'connection refused' }) },
+      { clock: { now: () => wallA, monotonic: () => monoA }, sleep: async (ms) => { if (monoA >= 56_000) throw new Error('worker A killed'); wallA += ms; monoA += ms; } },
+    );
+    const envA = new MockActivityEnvironment({ attempt: 1 }, quiet);
+    let last: unknown;
+    envA.on('heartbeat', (d: unknown) => (last = d));
+    await envA.run(createActivities(a.deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch(() => undefined);
+    // Attempt 2 on worker B: wall clock 40 minutes ahead, its monotonic clock has another origin; ready on its 3rd probe.
+    let wallB = wallA + 40 * 60_000;
+    let monoB = 7;
+    let probesB = 0;
+    const b = fakeDeps(
+      { probeReadiness: async () => ({ ready: ++probesB === 3, httpStatus: probesB === 3 ? 200 : 503, detail: 'x' }) },
+      { clock: { now: () => wallB, monotonic: () => monoB }, sleep: async (ms) => { wallB += ms; monoB += ms; } },
+    );
+    const envB = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: last }, quiet);
+    const beats: WaitCheckpoint[] = [];
+    envB.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
+    const r = (await envB.run(createActivities(b.deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } }))) as { ready: boolean };
+    assert.equal(r.ready, true);
+    assert.deepEqual(beats.map((x) => [x.attempt, x.elapsedMs]), [[8, 6000], [9, 7000], [10, 8000]]);
+  });
+
+  it('a checkpoint written before elapsedMs existed resumes from its elapsedS', async () => {
+    const old = { step: 'readiness', attempt: 3, lastAnswer: 'HTTP 503', elapsedS: 9, timeoutS: 10, startedAtMs: 1, deadlineMs: 2 };
+    let t = 0;
+    const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } });
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: old }, quiet);
+    const err = await env.run(createActivities(deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
+    assert.ok(err instanceof ApplicationFailure);
+    assert.match(err.message, /within 10 s \(5 probes/); // 9 s + two more probes 1 s apart
+  });
+
   it('heartbeats WaitProgress on every probe and succeeds when the gate is reached', async () => {
     let t = 0;
     let samples = 0;
     const { deps } = fakeDeps(
       { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= 3 ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
-      { clock: { now: () => t }, sleep: async (ms) => { t += ms; } },
+      { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } },
     );
     const env = new MockActivityEnvironment(undefined, quiet);
     const beats: WaitCheckpoint[] = [];
@@ -77,7 +115,7 @@ describe('waits resume from heartbeat details', () => {
     assert.equal(m.memAvailableGiB, 100);
     assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 1, 600], ['memory', 3, 2, 600]]);
     assert.equal(beats[0]?.lastAnswer, 'MemAvailable 90 GiB < 100 GiB');
-    assert.equal(beats[0]?.deadlineMs, 600_000);
+    assert.deepEqual(beats.map((b) => b.elapsedMs), [0, 1000, 2000]);
   });
 });
 

@@ -186,6 +186,30 @@ test('worker SIGKILL as each step starts: the step reruns on a new worker, one s
   assertRow(row, ['succeeded', 'failed-compensated']);
 });
 
+test('a worker whose clock is 40 minutes ahead resumes the readiness wait: the budget is kept, the deploy succeeds', async () => {
+  const node = stack.sim.node('spark16');
+  const preload = path.join(ROOT, 'dist/test/faults/skewed-clock.js');
+  const results = [];
+  for (let i = 0; i < runs(1); i++) {
+    await liveWorker();
+    // Still loading when the resumed attempt starts (the dead worker is noticed after the 30 s heartbeat timeout).
+    node.setReadyDelay(45_000);
+    const r = await deploy('spark16', {
+      during: async (h) => {
+        await waitUntil(() => pendingStarted(h, 'pollReadiness'));
+        await sleep(2000); // a few probes, so the checkpoint holds some elapsed time
+        await stack.workers.at(-1)?.kill('SIGKILL');
+        await stack.startWorker({ NODE_OPTIONS: `--import=${preload}`, PULSE_TEST_CLOCK_SKEW_MS: String(40 * 60_000) });
+      },
+    });
+    if (r.status !== 'succeeded') r.v.push(`spark16: the resumed wait ended ${r.status}: ${r.out?.error ?? ''}`);
+    results.push(r);
+    await stack.workers.at(-1)?.kill('SIGKILL'); // the next tests get a worker with a true clock
+    node.setReadyDelay(300);
+  }
+  assertRow(record('worker clock 40 min ahead resumes the readiness wait', results), ['succeeded']);
+});
+
 test('Temporal server restarted mid-deploy (SQLite kept, same port): the deploy resumes', async () => {
   const results = [];
   for (let i = 0; i < runs(1); i++) {

@@ -133,8 +133,8 @@ describe('metrics', () => {
     const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
     await assert.rejects(new MockActivityEnvironment({}, { logger: silent }).run(() => acts.publishState({ state: 'up', action: 'up' } as never)), /disk full/);
     assert.equal(await value(m, 'pulse_deploys_total'), 0);
-    // The checkpoint of an earlier attempt (another worker) started the wait 120 s ago.
-    const resumed = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { startedAtMs: Date.now() - 120_000 } });
+    // The checkpoint of an earlier attempt (another worker) says the wait has run 120 s.
+    const resumed = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { elapsedMs: 120_000 } });
     await resumed.run(() => acts.pollReadiness({} as never));
     const wait = (await m.registry.getSingleMetric('pulse_readiness_wait_seconds')?.get())?.values ?? [];
     const sum = wait.find((v) => (v as { metricName?: string }).metricName === 'pulse_readiness_wait_seconds_sum')?.value ?? 0;

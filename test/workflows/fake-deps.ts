@@ -33,7 +33,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
       publishFragment: async (_dir, fleet) => { mem.fragments.push(fleet); return { changed: true, warnings: [] }; },
     },
     stateDir: '/nonexistent',
-    clock: { now: () => Date.now() },
+    clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger: { info: () => undefined, warn: () => undefined },
     ...extra,
   };

@@ -37,7 +37,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
           return { ready: false, httpStatus: 503, detail: 'loading weights' };
         },
       },
-      { clock: { now: () => now }, pollIntervalMs: 15_000, sleep: async (ms) => { now += ms; } },
+      { clock: { now: () => now, monotonic: () => now }, pollIntervalMs: 15_000, sleep: async (ms) => { now += ms; } },
     );
     const o = await runWorkflow(env, createActivities(deps), upPlan({ readiness: { timeoutS: 2100 } }));
     assert.equal(o.ok, false);
@@ -55,7 +55,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
     let now = 0;
     const { deps } = fakeDeps(
       { probeReadiness: async () => ({ ready: ++probes === 5, httpStatus: probes === 5 ? 200 : 503, detail: 'x' }) },
-      { clock: { now: () => now }, sleep: async (ms) => { now += ms; } },
+      { clock: { now: () => now, monotonic: () => now }, sleep: async (ms) => { now += ms; } },
     );
     const o = await runWorkflow(env, createActivities(deps), upPlan());
     assert.equal(o.ok, true);
