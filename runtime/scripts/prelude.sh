@@ -70,7 +70,9 @@ _PULSE_AWK=$(command -v awk)
 # line, then nothing but blanks and a # comment. Any other line that names a secret (declare, KEY+=, $(...), a line
 # continuation, a second definition with another value) is a problem, reported by line and key, never by value.
 # Modes: keys (list keys), get (one value then `x`, so trailing newlines survive command substitution),
-# secrets (`bad<TAB>line<TAB>key<TAB>why` per problem, then `set<TAB>key<TAB>KEY="value"` per carried secret).
+# secrets (`bad<TAB>line<TAB>key<TAB>why` per problem, then `set<TAB>key<TAB>KEY="value"` per carried secret),
+# redact (the .env files, then stdin `-`: each line of stdin with every secret value of 8 characters or more, as
+# written and JSON-escaped, replaced by <redacted:KEY>; a value of a line it cannot carry counts too).
 _PULSE_ENV_AWK='
 function is_secret(k) { return k == "HF_TOKEN" || k == "API_KEY" }
 function mentions(s, t) {
@@ -80,7 +82,11 @@ function mentions(s, t) {
   return ""
 }
 function tail_ok(t) { return t ~ /^([ \t]+(#.*)?)?$/ }
-function bad(k, why) { nbad++; bad_line[nbad] = NR; bad_key[nbad] = k; bad_why[nbad] = why; bad_of[k] = 1 }
+function bad(k, why, r) {
+  nbad++; bad_line[nbad] = FNR; bad_key[nbad] = k; bad_why[nbad] = why; bad_of[k] = 1
+  r = $0; if (!sub(/^[^=]*=/, "", r)) return
+  gsub(/^[ \t"\047]+|[ \t"\047\\\r]+$/, "", r); raw[r] = k
+}
 function emit(k, v) { if (mode == "keys") print k; else if (k == want) { val = v; found = 1 } }
 function secret(k, rest, q, i, v, t) {
   if (cont) return bad(k, "it continues the line before (that line ends in a backslash)")
@@ -98,9 +104,10 @@ function secret(k, rest, q, i, v, t) {
   }
   if (!tail_ok(t)) return bad(k, "text follows the value (bash would join it to the value or run it as a command)")
   if (v ~ /[\001-\037\177]/) return bad(k, "its value holds a control character (CRLF line endings?)")
+  raw[v] = k
   if ((k in sval) && sval[k] != v) return bad(k, "it defines " k " again, with another value than line " sline[k])
   if (!(k in sval)) order[++nset] = k
-  sval[k] = v; sline[k] = NR
+  sval[k] = v; sline[k] = FNR
   emit(k, v)
 }
 function other_line(line, k) {
@@ -111,6 +118,25 @@ function other_line(line, k) {
   if (line ~ /^(declare|typeset|readonly|local|unset|read|printf|eval|source|\.)[ \t]/) return bad(k, "it sets " k " with a shell command, not a plain KEY=value line")
   return bad(k, "it is not a plain " k "=value line")
 }
+function redact_prepare(v, n, i, j, t) {
+  for (v in raw) if (length(v) >= 8) { n++; rv[n] = v; rk[n] = raw[v] }
+  for (i = 2; i <= n; i++) for (j = i; j > 1 && length(rv[j]) > length(rv[j - 1]); j--) {
+    t = rv[j]; rv[j] = rv[j - 1]; rv[j - 1] = t; t = rk[j]; rk[j] = rk[j - 1]; rk[j - 1] = t
+  }
+  for (i = 1; i <= n; i++) { t = rv[i]; gsub(/\\/, "\\\\", t); gsub(/"/, "\\\"", t); rj[i] = t }
+  nred = n; ready = 1
+}
+function replace_all(s, v, by, i, out) {
+  out = ""
+  while ((i = index(s, v)) > 0) { out = out substr(s, 1, i - 1) by; s = substr(s, i + length(v)) }
+  return out s
+}
+function redact(s, i) {
+  for (i = 1; i <= nred; i++) { s = replace_all(s, rv[i], "<redacted:" rk[i] ">"); if (rj[i] != rv[i]) s = replace_all(s, rj[i], "<redacted:" rk[i] ">") }
+  return s
+}
+mode == "redact" && FILENAME == "-" { if (!ready) redact_prepare(); print redact($0); fflush(); next }
+FNR == 1 { inq = ""; cont = 0 }
 {
   line = $0
   if (inq != "") {
@@ -170,6 +196,13 @@ pulse_env_secrets() {
   env -i "$_PULSE_AWK" -v mode=secrets -v want= "$_PULSE_ENV_AWK" "$1"
 }
 
+# Everything a script prints leaves the node through pulse_redact (stdout and stderr, installed at the end of
+# this prelude): the values of API_KEY and HF_TOKEN from the node's own recipe .env files are replaced before
+# any tail, log excerpt or record reaches the controller. The values never appear on a command line.
+pulse_redact() {
+  env -i "$_PULSE_AWK" -v mode=redact -v want= "$_PULSE_ENV_AWK" "$@" -
+}
+
 pulse_env_norm() {
   local -a words=()
   read -r -d '' -a words <<<"$1" || true
@@ -198,6 +231,25 @@ pulse_curl_auth() {
   else
     curl "$@" </dev/null
   fi
+}
+
+# pulse_redact_output: from here on, stdout and stderr leave the node through pulse_redact, with the secrets of
+# the node's .env files (this step's, the recipe's, each recipe of PULSE_RECIPES). script.ts calls it right after
+# the inputs are exported (it needs them), before the step body runs.
+pulse_redact_output() {
+  local -a envs=()
+  local f
+  for f in "${PULSE_ENV_PATH:-}" "${PULSE_RECIPE_DIR:+$PULSE_RECIPE_DIR/.env}"; do
+    [[ -z $f || ! -r $f ]] || envs+=("$f")
+  done
+  while IFS=$'\t' read -r _ f _; do
+    [[ -z $f || ! -r $f/.env ]] || envs+=("$f/.env")
+  done <<<"${PULSE_RECIPES:-}"
+  ((${#envs[@]} > 0)) || return 0
+  exec 3>&2
+  exec 2> >(pulse_redact "${envs[@]}" >&3 2>/dev/null)
+  exec 1> >(pulse_redact "${envs[@]}")
+  exec 3>&-
 }
 
 # The first record names this script's process group, so cancelling the step can kill the group on the node

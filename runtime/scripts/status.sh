@@ -23,13 +23,16 @@ _status_tmp=$(mktemp -d)
 trap 'rm -rf "$_status_tmp"' EXIT
 
 status_env_text() {
-  # Multi-line quoted secret values are skipped to their closing quote, so no part of a value can leak.
+  # Any line that names a secret (any form: export, declare, KEY+=, ...) is masked, and so is the rest of a quoted
+  # value that goes on over lines, or a line continued with a backslash, so no part of a value can leak.
   env -i "$_PULSE_AWK" -v mark="$_SECRET_MARK" '
-    skip { if (index($0, q)) skip = 0; next }
-    /^[ \t]*(export[ \t]+)?(API_KEY|HF_TOKEN)=/ {
+    cont { cont = /\\$/; print mark; next }
+    skip { if (index($0, q)) skip = 0; print mark; next }
+    / (API_KEY|HF_TOKEN)[^A-Za-z0-9_]|[^A-Za-z0-9_](API_KEY|HF_TOKEN)[^A-Za-z0-9_]|^(API_KEY|HF_TOKEN)[^A-Za-z0-9_]|(API_KEY|HF_TOKEN)$/ {
       print mark
       v = $0; sub(/^[^=]*=/, "", v); q = substr(v, 1, 1)
       if ((q == "\"" || q == "\047") && !index(substr(v, 2), q)) skip = 1
+      cont = /\\$/
       next
     }
     { print }' "$1" | head -c 262144 | base64 | tr -d '\n'

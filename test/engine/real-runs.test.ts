@@ -55,7 +55,7 @@ describe('real runs on the dev server and the simulator', () => {
       assert.equal(node.startShCalls().length, 1);
       assert.equal(rig.backups('spark2').length, 1);
       assert.equal(r1.backupPath, path.join(path.dirname(node.envPath), rig.backups('spark2')[0] ?? ''));
-      assert.match(readFileSync(node.envPath, 'utf8'), new RegExp(`API_KEY=${SECRETS.API_KEY}`)); // carried, not printed
+      assert.match(readFileSync(node.envPath, 'utf8'), new RegExp(`API_KEY="${SECRETS.API_KEY}"`)); // carried (normalised), not printed
 
       const h2 = await rig.start(rig.upPlan('spark2', 'best'));
       const r2 = (await h2.result()) as DeployResult;

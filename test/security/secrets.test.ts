@@ -48,7 +48,7 @@ test('the secrets are in play: up runs the server with the key, curl sends it, t
   const up = await cli('up --verbose', ['model', 'up', 'best', '--node', 'simA', '--verbose']);
   assert.equal(up.code, 0, up.stdout + up.stderr);
   const env = readFileSync(stack.sim.node('simA').envPath, 'utf8');
-  assert.ok(env.includes(`API_KEY=${API_KEY}`) && env.includes(`HF_TOKEN=${HF_TOKEN}`), 'both secret lines carried to the new .env');
+  assert.ok(env.includes(`API_KEY="${API_KEY}"`) && env.includes(`HF_TOKEN="${HF_TOKEN}"`), 'both secret lines carried to the new .env (as KEY="value")');
   const reqs = stack.sim.node('simA').requests();
   assert.ok(reqs.some((q) => q.authorized && q.status === 200), 'curl sent the key and the server answered 200');
   const again = await cli('up same identity', ['model', 'up', 'best', '--node', 'simA']);
