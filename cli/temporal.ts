@@ -3,25 +3,24 @@
  * embedded dev server; namespace, TLS and API key from Temporal's usual environment variables.
  * The SDK is imported lazily, so `status` can ask `configuredOrRunningServer()` without loading it.
  */
-import { readFileSync } from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
 import { PulseError } from '../runtime/errors.js';
 import { defaultStateDir } from '../runtime/state.js';
 import { ensureEmbeddedServer, runningEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { diagnoseTls } from './temporal-tls-probe.js';
+import { quietIpServernameWarning, readTlsEnv, type TlsSettings, type TlsVars } from './temporal-tls.js';
+
+export { tlsFromEnv } from './temporal-tls.js';
 
 type Env = Record<string, string | undefined>;
-
-interface TlsSettings {
-  serverNameOverride?: string;
-  serverRootCACertificate?: Buffer;
-  clientCertPair?: { crt: Buffer; key: Buffer };
-}
 
 /** Where pulse talks to Temporal: a configured server, or the embedded one. */
 export interface ServerTarget {
   address: string;
   namespace: string;
   tls: TlsSettings | boolean | undefined;
+  /** The environment variables the TLS parts came from (named in TLS error messages). */
+  tlsVars?: TlsVars;
   apiKey: string | undefined;
   /** The embedded server pulse started, or null for a configured one. */
   embedded: EmbeddedServer | null;
@@ -42,43 +41,16 @@ export function stateDir(env: Env = process.env): string {
   return defaultStateDir(env);
 }
 
-function readTlsFile(name: string, file: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (e) {
-    throw new PulseError('config', `${name}: cannot read ${file}: ${(e as Error).message}`);
-  }
-}
-
-/** TLS from TEMPORAL_TLS, TEMPORAL_TLS_CERT/KEY/CA/SERVER_NAME (file paths); undefined = plain unless an API key. */
-export function tlsFromEnv(env: Env = process.env): TlsSettings | boolean | undefined {
-  const cert = env['TEMPORAL_TLS_CERT'];
-  const key = env['TEMPORAL_TLS_KEY'];
-  const ca = env['TEMPORAL_TLS_CA'];
-  const serverName = env['TEMPORAL_TLS_SERVER_NAME'];
-  const flag = env['TEMPORAL_TLS'];
-  if (Boolean(cert) !== Boolean(key)) {
-    throw new PulseError('config', 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together');
-  }
-  if (!cert && !ca && !serverName) {
-    if (flag === undefined || flag === '') return undefined;
-    return flag === 'true' || flag === '1';
-  }
-  const tls: TlsSettings = {};
-  if (cert && key) tls.clientCertPair = { crt: readTlsFile('TEMPORAL_TLS_CERT', cert), key: readTlsFile('TEMPORAL_TLS_KEY', key) };
-  if (ca) tls.serverRootCACertificate = readTlsFile('TEMPORAL_TLS_CA', ca);
-  if (serverName) tls.serverNameOverride = serverName;
-  return tls;
-}
-
 type Configured = Omit<ServerTarget, 'embedded' | 'uiBase' | 'address'> & { address: string | undefined };
 
 function configured(opts: { temporal?: string | undefined }, env: Env): Configured {
   const address = opts.temporal || env['TEMPORAL_ADDRESS'] || undefined;
+  const { tls, vars } = address ? readTlsEnv(env) : readTlsEnv({});
   return {
     address,
     namespace: env['TEMPORAL_NAMESPACE'] || 'default',
-    tls: address ? tlsFromEnv(env) : undefined,
+    tls,
+    tlsVars: vars,
     apiKey: address ? env['TEMPORAL_API_KEY'] || undefined : undefined,
   };
 }
@@ -141,6 +113,7 @@ export async function connectTemporal(opts: { temporal?: string | undefined }, e
 export async function connectTo(target: ServerTarget): Promise<PulseTemporal> {
   const { Client, Connection } = await import('@temporalio/client');
   let connection: Connection;
+  if (target.tls || target.apiKey) quietIpServernameWarning();
   try {
     connection = await Connection.connect({
       address: target.address,
@@ -151,7 +124,7 @@ export async function connectTo(target: ServerTarget): Promise<PulseTemporal> {
     await waitUntilServing(connection, target);
   } catch (e) {
     if (e instanceof PulseError) throw e;
-    throw unreachable(target, e);
+    throw (target.embedded ? null : await diagnoseTls({ ...target, vars: target.tlsVars ?? readTlsEnv({}).vars }, e)) ?? unreachable(target, e);
   }
   await ensureSearchAttributes(connection, target.namespace);
   const client = new Client({ connection, namespace: target.namespace });
