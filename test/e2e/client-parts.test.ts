@@ -10,6 +10,8 @@ import { exitCodeOf } from '../../cli/commands/watch.js';
 import { rollbackHintOf } from '../../cli/commands/up.js';
 import { historyQuery } from '../../cli/commands/history.js';
 import { tlsFromEnv, uiLink } from '../../cli/temporal.js';
+import { explainHandshake, type Handshake, type TlsTarget } from '../../cli/temporal-tls-probe.js';
+import { readTlsEnv } from '../../cli/temporal-tls.js';
 import { startDevArgs } from '../../cli/embedded-server.js';
 import type { DeployResult, NodeState, WaitProgress } from '../../workflows/types.js';
 
@@ -97,6 +99,17 @@ test('TLS and the UI link follow the usual environment variables', () => {
     assert.equal(tlsFromEnv({ TEMPORAL_TLS: 'true' }), true);
     assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CERT: 'x' }), /must be set together/);
     assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CA: path.join(dir, 'missing') }), /TEMPORAL_TLS_CA: cannot read/);
+    // Temporal's own names (the temporal CLI's and the SDKs' environment configuration), files or PEM data.
+    const std = tlsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'c.pem'), TEMPORAL_TLS_CLIENT_KEY_DATA: 'key-pem', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem') });
+    assert.ok(typeof std === 'object');
+    assert.equal(std.clientCertPair?.crt.toString(), 'c.pem');
+    assert.equal(std.clientCertPair?.key.toString(), 'key-pem');
+    assert.equal(std.serverRootCACertificate?.toString(), 'ca.pem');
+    assert.equal(tlsFromEnv({ TEMPORAL_TLS: 'false', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem') }), false, 'TEMPORAL_TLS=false wins, as in Temporal');
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: 'x' }), /TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH must be set together/);
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_CA: 'a', TEMPORAL_TLS_SERVER_CA_CERT_PATH: 'b' }), /TEMPORAL_TLS_SERVER_CA_CERT_PATH and TEMPORAL_TLS_CA are both set/);
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS: 'yes' }), /TEMPORAL_TLS must be true or false/);
+    assert.throws(() => tlsFromEnv({ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' }), /not supported by pulse: set TEMPORAL_TLS_SERVER_NAME/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -110,4 +123,38 @@ test('the embedded server runs start-dev on loopback with SQLite, the UI on port
   assert.match(args, /^server start-dev --db-filename \/s\/temporal\/dev\.db --ip 127\.0\.0\.1 --port 7233 --ui-port 8233 /);
   assert.match(args, /--dynamic-config-value frontend\.enableServerVersionCheck=false/);
   for (const sa of ['PulseNode', 'PulseProfile', 'PulseAction']) assert.ok(args.includes(`--search-attribute ${sa}=Keyword`), sa);
+});
+
+test('a failed TLS handshake is explained in one line naming the variable to check', () => {
+  const vars = readTlsEnv({}).vars;
+  const withCert = { clientCertPair: { crt: Buffer.from('c'), key: Buffer.from('k') } };
+  const t = (tls: TlsTarget['tls'], apiKey?: string): TlsTarget => ({ address: '10.0.0.1:7233', tls, apiKey, vars });
+  const failed = (code: string, message = code): Handshake => ({ kind: 'failed', code, message });
+  const cases: [Handshake, TlsTarget, RegExp | null][] = [
+    [failed('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'), t({}), /requires a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH$/],
+    [failed('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA'), t(withCert), /refused the client certificate in TEMPORAL_TLS_CLIENT_CERT_PATH \(TLS alert "unknown ca"\)/],
+    [failed('ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE'), t(withCert), /TLS alert "bad certificate"/],
+    [{ kind: 'closed' }, t(withCert), /closed the connection after the TLS handshake: check that a CA it trusts for clients signed the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH/],
+    [failed('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'), t(true), /cannot verify the certificate .*: set TEMPORAL_TLS_SERVER_CA_CERT_PATH to the CA that signed it$/],
+    [failed('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), t({ serverRootCACertificate: Buffer.from('x') }), /TEMPORAL_TLS_SERVER_CA_CERT_PATH is not the CA that signed it$/],
+    [{ kind: 'failed', code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: '', altNames: 'DNS:temporal' }, t({}), /not valid for 10\.0\.0\.1 \(it lists DNS:temporal\): set TEMPORAL_TLS_SERVER_NAME/],
+    [failed('ERR_SSL_WRONG_VERSION_NUMBER'), t({}), /does not answer TLS: unset TEMPORAL_TLS/],
+    [failed('ERR_OSSL_X509_KEY_VALUES_MISMATCH'), t(withCert), /the key in TEMPORAL_TLS_CLIENT_KEY_PATH is not the key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH/],
+    // A plain client against a TLS server; an API key turns TLS on as in the SDK.
+    [{ kind: 'accepted' }, t(undefined), /requires TLS: set TEMPORAL_TLS=true/],
+    [failed('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'), t(undefined, 'key'), /requires a client certificate/],
+    // Not a TLS problem: the caller's "cannot reach" message stays.
+    [failed('ECONNREFUSED'), t({}), null],
+    [{ kind: 'silent' }, t({}), null],
+    [failed('ECONNRESET'), t(undefined), null],
+    [{ kind: 'accepted' }, t(withCert), null],
+  ];
+  for (const [h, target, want] of cases) {
+    const line = explainHandshake(h, target);
+    if (want === null) assert.equal(line, null, JSON.stringify(h));
+    else {
+      assert.match(line ?? '', want, JSON.stringify(h));
+      assert.doesNotMatch(line ?? '', /\n/);
+    }
+  }
 });

@@ -54,7 +54,7 @@ async function makeCa(dir: string, name: string): Promise<CertPair> {
 }
 
 /** A leaf certificate signed by `ca`, with the extended key usage and SANs given. */
-async function makeLeaf(dir: string, name: string, ca: CertPair, usage: 'serverAuth' | 'clientAuth', san?: string): Promise<CertPair> {
+async function makeLeaf(dir: string, name: string, ca: CertPair, usage: string, san?: string): Promise<CertPair> {
   const cert = path.join(dir, `${name}.pem`);
   const key = path.join(dir, `${name}.key`);
   const csr = path.join(dir, `${name}.csr`);
@@ -78,7 +78,7 @@ export async function makeCerts(): Promise<TestCerts> {
   try {
     const [ca, other] = await Promise.all([makeCa(dir, 'ca'), makeCa(dir, 'other-ca')]);
     const [server, client, otherClient] = await Promise.all([
-      makeLeaf(dir, 'server', ca, 'serverAuth', 'IP:127.0.0.1,DNS:localhost'),
+      makeLeaf(dir, 'server', ca, 'serverAuth,clientAuth', 'IP:127.0.0.1,DNS:localhost'),
       makeLeaf(dir, 'client', ca, 'clientAuth'),
       makeLeaf(dir, 'other-client', other, 'clientAuth'),
     ]);
