@@ -9,7 +9,8 @@ export type DockerPair =
   | { kind: 'env'; name: string; value: string }
   | { kind: 'mount'; src: string; dst: string; mode: 'ro' | 'rw' | null };
 
-export type ParsedArgs = { ok: true; pairs: DockerPair[] } | { ok: false; error: string };
+/** On failure, `word` is the index (in the white-space split) of the pair's first word, so a caller can name a line. */
+export type ParsedArgs = { ok: true; pairs: DockerPair[] } | { ok: false; error: string; word: number };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Secrets never travel in EXTRA_DOCKER_ARGS: the plan is stored in workflow history forever. */
@@ -53,13 +54,13 @@ export function parseDockerArgs(text: string): ParsedArgs {
     const flag = words[i] ?? '';
     const arg = words[i + 1];
     if (flag !== '-e' && flag !== '-v') {
-      return { ok: false, error: `only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, got "${flag}"` };
+      return { ok: false, error: `only -e NAME=VALUE and -v SRC:DST[:ro|rw] pairs are allowed, got "${flag}"`, word: i };
     }
-    if (arg === undefined) return { ok: false, error: `${flag} at the end has no argument` };
+    if (arg === undefined) return { ok: false, error: `${flag} at the end has no argument`, word: i };
     const p = wordProblem(arg);
-    if (p) return { ok: false, error: `"${flag} ${arg}" ${p}` };
+    if (p) return { ok: false, error: `"${flag} ${arg}" ${p}`, word: i + 1 };
     const pair = flag === '-e' ? parseEnv(arg) : parseMount(arg);
-    if (typeof pair === 'string') return { ok: false, error: pair };
+    if (typeof pair === 'string') return { ok: false, error: pair, word: i + 1 };
     pairs.push(pair);
   }
   return { ok: true, pairs };

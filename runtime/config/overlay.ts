@@ -28,14 +28,16 @@ export function overlaySha256(dockerArgs: Uint8Array, manifest: Uint8Array): str
   return createHash('sha256').update(dockerArgs).update(manifest).digest('hex');
 }
 
-/** The pairs of a docker-args.txt text; `file` names it in errors. */
+/** The pairs of a docker-args.txt text; errors name `file` and the line of the bad word (`file:line: ...`). */
 export function parseOverlayArgs(text: string, file: string): DockerPair[] {
-  const body = text
-    .split('\n')
-    .filter((l) => !l.trimStart().startsWith('#'))
-    .join('\n');
-  const parsed = parseDockerArgs(body);
-  if (!parsed.ok) throw new PulseError('config', `${file}: ${parsed.error}`);
+  const lines = text.split('\n').map((l) => (l.trimStart().startsWith('#') ? '' : l));
+  const parsed = parseDockerArgs(lines.join('\n'));
+  if (!parsed.ok) {
+    // The line that holds word number `parsed.word` (words split on white space, as parseDockerArgs splits them).
+    const lineOfWord: number[] = lines.flatMap((l, i) => l.split(/\s+/).filter((w) => w !== '').map(() => i + 1));
+    const line = lineOfWord[Math.min(parsed.word, lineOfWord.length - 1)] ?? 1;
+    throw new PulseError('config', `${file}:${line}: ${parsed.error}`);
+  }
   const dup = duplicateMountTarget(parsed.pairs);
   if (dup !== null) throw new PulseError('config', `${file}: two mounts on the same target ${dup}`);
   return parsed.pairs;

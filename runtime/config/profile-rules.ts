@@ -1,6 +1,6 @@
 /** The key and value rules of a profile (spec "Profiles"), shared by the parser and the render re-check. */
 import { parseDockerArgs } from './docker-args.js';
-import { quotedProblem, wordProblem } from './safe.js';
+import { pasteProblem, wordProblem } from './safe.js';
 
 /** Keys that come from nodes.json `env`: a profile cannot set them. */
 export const NODE_KEYS = ['HF_HOME', 'BIND', 'PORT', 'REQUIRE_IDLE_GPU'] as const;
@@ -51,7 +51,7 @@ export function keyProblem(key: string): string | null {
 export function valueProblem(key: string, value: string, quoted: boolean): string | null {
   const multi = (MULTILINE_KEYS as readonly string[]).includes(key);
   if (!multi && /[\n\r]/.test(value)) return `${key}: only EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS can use more than one line`;
-  const charProblem = quoted ? quotedProblem(value.replace(/[\n\r]/g, ' ')) : wordProblem(value);
+  const charProblem = quoted ? pasteProblem(value.replace(/[\n\r]/g, ' ')) : wordProblem(value);
   if (charProblem) return `${key}: the ${quoted ? 'double-quoted' : 'unquoted'} value ${charProblem}`;
   if (key === 'EXTRA_DOCKER_ARGS') {
     const parsed = parseDockerArgs(value);

@@ -42,6 +42,28 @@ export function quotedProblem(value: string): string | null {
   return null;
 }
 
+/**
+ * What a double-quoted profile value may hold: the word characters plus blanks (and newlines, for the keys that may
+ * span lines). Stricter than the spec's rule for double quotes (no $, backtick, backslash, double quote): start.sh
+ * pastes every value unquoted into its generated launch script (`--kv-cache-dtype $KV_CACHE_DTYPE`,
+ * `$(printf "%s " $EXTRA_VLLM_ARGS)`), where bash treats & | ; < > ( ) { } * ? [ ] ~ # ! ' ^ and any other
+ * character as code, a glob, a redirect or a history/brace/tilde expansion. An allow-list, so a character nobody
+ * thought of is refused too.
+ */
+const PASTE_CHARS = /^[A-Za-z0-9_./:=,@+%\- \t\n]*$/;
+
+/** Why a (double-quoted, substituted) value is unsafe to paste unquoted into a bash script, or null. */
+export function pasteProblem(value: string): string | null {
+  const q = quotedProblem(value.replace(/\n/g, ' '));
+  if (q) return q;
+  for (const c of value) {
+    if (!PASTE_CHARS.test(c)) {
+      return `contains ${describeChar(c)}; start.sh pastes values unquoted into its launch script, so only letters, digits, blanks and _ . / : = , @ + % - are allowed`;
+    }
+  }
+  return null;
+}
+
 /** Why a one-line text (proof, note) is unsafe to pass to a node script, or null. */
 export function textProblem(value: string): string | null {
   if (value.includes('\n') || value.includes('\r')) return 'contains a newline';

@@ -107,22 +107,23 @@ export function assertStaticallySafe(text: string, values: Record<string, string
     if (!SAFE_IN_QUOTES.test(value)) throw new Error(`unsafe value for ${key}: ${JSON.stringify(value)}`);
     if (values[key] !== value) throw new Error(`${key}: the line and the value map disagree`);
   }
-  for (const w of (values['EXTRA_DOCKER_ARGS'] ?? '').split(' ').filter((x) => x !== '')) {
-    if (!SAFE_WORD.test(w)) throw new Error(`EXTRA_DOCKER_ARGS word is unsafe unquoted: ${JSON.stringify(w)}`);
+  // start.sh pastes every value unquoted into its launch script: each word of each key must be safe there.
+  for (const [key, value] of Object.entries(values)) {
+    for (const w of value.split(/\s+/).filter((x) => x !== '')) {
+      if (!SAFE_WORD.test(w)) throw new Error(`${key} word is unsafe unquoted: ${JSON.stringify(w)}`);
+    }
   }
 }
 
 /**
- * The bash oracle: source `file` with `set -a` in `env -i bash`, print every key's value, then paste
- * EXTRA_DOCKER_ARGS unquoted into generated code (what start.sh does) and print the words bash made of it.
+ * The bash oracle: source `file` with `set -a` in `env -i bash`, print every key's value, then paste each key's
+ * value unquoted into generated code (what start.sh does with every key) and print the words bash made of it.
  */
-export function sourceInBash(file: string, keys: readonly string[]): { values: Record<string, string>; dockerWords: string[] } {
+export function sourceInBash(file: string, keys: readonly string[]): { values: Record<string, string>; words: Record<string, string[]> } {
   const script = [
     'set -a; . "$1"; set +a',
     'for k in "${@:2}"; do printf "%s=%s\\0" "$k" "${!k}"; done',
-    'printf "\\1\\0"',
-    'eval "args=( $EXTRA_DOCKER_ARGS )"',
-    'for w in "${args[@]}"; do printf "%s\\0" "$w"; done',
+    'for k in "${@:2}"; do printf "\\1%s\\0" "$k"; eval "args=( ${!k} )"; for w in "${args[@]}"; do printf "%s\\0" "$w"; done; done',
   ].join('\n');
   const out = execFileSync('/usr/bin/env', ['-i', '/bin/bash', '--noprofile', '--norc', '-c', script, 'bash', file, ...keys], {
     encoding: 'utf8',
@@ -130,13 +131,15 @@ export function sourceInBash(file: string, keys: readonly string[]): { values: R
   });
   const parts = out.split('\0');
   parts.pop();
-  const sep = parts.indexOf('\u0001');
   const values: Record<string, string> = {};
-  for (const kv of parts.slice(0, sep)) {
-    const eq = kv.indexOf('=');
-    values[kv.slice(0, eq)] = kv.slice(eq + 1);
+  const words: Record<string, string[]> = {};
+  let current: string[] | null = null;
+  for (const part of parts) {
+    if (part.startsWith('\u0001')) words[part.slice(1)] = current = [];
+    else if (current) current.push(part);
+    else values[part.slice(0, part.indexOf('='))] = part.slice(part.indexOf('=') + 1);
   }
-  return { values, dockerWords: parts.slice(sep + 1) };
+  return { values, words };
 }
 
 /** Write `text` as an .env under `dir`, source it, and check bash saw exactly the render and ran nothing. */
@@ -147,9 +150,11 @@ export function assertSourcesVerbatim(dir: string, canary: string, text: string,
   for (const [k, v] of Object.entries(values)) {
     if (seen.values[k] !== v) throw new Error(`bash saw ${k}=${JSON.stringify(seen.values[k])}, the render says ${JSON.stringify(v)}`);
   }
-  const words = (values['EXTRA_DOCKER_ARGS'] ?? '').split(' ').filter((w) => w !== '');
-  if (JSON.stringify(seen.dockerWords) !== JSON.stringify(words)) {
-    throw new Error(`unquoted EXTRA_DOCKER_ARGS became ${JSON.stringify(seen.dockerWords)}, expected ${JSON.stringify(words)}`);
+  for (const [k, v] of Object.entries(values)) {
+    const words = v.split(/\s+/).filter((w) => w !== '');
+    if (JSON.stringify(seen.words[k] ?? []) !== JSON.stringify(words)) {
+      throw new Error(`unquoted ${k} became ${JSON.stringify(seen.words[k])}, expected ${JSON.stringify(words)}`);
+    }
   }
   if (existsSync(canary)) throw new Error('the canary file exists: sourcing the render executed code');
 }

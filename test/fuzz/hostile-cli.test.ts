@@ -99,7 +99,7 @@ for (const [kind, v] of Object.entries(INJECT)) {
     {
       name: `overlay docker-args.txt with ${kind}`,
       setup: (d) => ({ args: ['best', '--node', 'spark2', '--nodes', FLEET, '--overlay', overlayDir(d, 'ov', `-e A=1${v}\n`)] }),
-      names: /\/ov\/docker-args\.txt: /,
+      names: /\/ov\/docker-args\.txt:\d+: /,
     },
     {
       name: `profile unquoted value with ${kind}`,
@@ -118,13 +118,19 @@ for (const [kind, v] of Object.entries(INJECT)) {
     },
   );
 }
-// Double-quoted profile values: bash keeps ; * ' and spaces literal there, so only the expanding ones are refused.
-for (const [kind, v] of Object.entries({ subshell: INJECT.subshell, backtick: INJECT.backtick, ifs: INJECT.ifs, dquote: '"', backslash: '\\$(id)', newline: '\nid' })) {
-  rows.push({
-    name: `profile double-quoted value with ${kind}`,
-    setup: (d) => ({ args: ['x', '--node', 'spark2', '--nodes', FLEET], env: profileDir(d, `# pulse-recipe: qwen38-flash\nMODEL="a${v}b"\n`) }),
-    names: /x\.env:[23]: /,
-  });
+// Double-quoted profile values: bash keeps ; * ' literal inside the quotes, but start.sh pastes every value unquoted
+// into its launch script, so those are refused too (issue 10: `& touch` in EXTRA_VLLM_ARGS, `>FILE` in KV_CACHE_DTYPE).
+const QUOTED = { subshell: INJECT.subshell, backtick: INJECT.backtick, ifs: INJECT.ifs, dquote: '"', backslash: '\\$(id)', newline: '\nid',
+  semicolon: `;touch ${C}`, ampersand: ` & touch ${C} & wait`, redirect: ` >${C}`, glob: ' /*', squote: "'", brace: ' {a,b}', tilde: ' ~root', bang: ' !x' };
+for (const [kind, v] of Object.entries(QUOTED)) {
+  // EXTRA_VLLM_ARGS may span lines (a newline there is a word separator, as the spec allows).
+  for (const key of kind === 'newline' ? ['MODEL', 'KV_CACHE_DTYPE'] : ['MODEL', 'KV_CACHE_DTYPE', 'EXTRA_VLLM_ARGS']) {
+    rows.push({
+      name: `profile double-quoted ${key} with ${kind}`,
+      setup: (d) => ({ args: ['x', '--node', 'spark2', '--nodes', FLEET], env: profileDir(d, `# pulse-recipe: qwen38-flash\n${key}="a${v}b"\n`) }),
+      names: /x\.env:[23]: /,
+    });
+  }
 }
 rows.push({
   name: 'a shipped profile with a var that a hostile nodes.json would fill',

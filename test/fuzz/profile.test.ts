@@ -129,9 +129,9 @@ test('hostile values in an otherwise valid profile are rejected at parse, naming
       [`# pulse-mkdir: /srv/${h}`, 3],
     ] as const) {
       const text = base + form;
-      // Inside double quotes bash keeps ; ' * ~ and spaces literal, so the spec allows them there: they must
-      // render and source verbatim. Everything else is refused at parse.
-      const quotedLiteral = form.startsWith('MODEL="') && ['a;b', "a'b", '*', 'a b', '~root'].includes(h);
+      // Inside double quotes bash keeps ; ' * ~ literal, but start.sh pastes every value unquoted into its launch
+      // script, so pulse refuses them there too (stricter than the spec). Only blanks render (word separators).
+      const quotedLiteral = form.startsWith('MODEL="') && h === 'a b';
       if (quotedLiteral) {
         const r = check(text);
         assert.ok(r, `${JSON.stringify(form)} should render`);
@@ -144,6 +144,24 @@ test('hostile values in an otherwise valid profile are rejected at parse, naming
         return true;
       }, JSON.stringify(form));
     }
+  }
+});
+
+test('every key: a double-quoted value with a character bash treats specially unquoted is refused, naming the line', () => {
+  const base = '# pulse-recipe: qwen38-flash\nMAX_NUM_SEQS=4\n';
+  const special = ['&', '|', ';', '<', '>', '(', ')', '{', '}', '*', '?', '[', ']', '~', '#', '!', "'", '^', '\t\u0007', 'é'];
+  for (const key of RECIPE_KEYS) {
+    for (const c of special) {
+      const text = `${key === 'MAX_NUM_SEQS' ? '# pulse-recipe: qwen38-flash\nMAX_NUM_BATCHED_TOKENS=8192\n' : base}${key}="a${c}b"\n`;
+      assert.throws(() => parseProfile(text, FILE), (e: Error) => {
+        assertGoodRejection(e, new RegExp(`^fuzz/p\\.env:3: ${key}: `));
+        return true;
+      }, `${key} with ${JSON.stringify(c)}`);
+    }
+  }
+  // The issue's two cases.
+  for (const line of ['EXTRA_VLLM_ARGS="--enable-prefix-caching & touch /tmp/x & wait"', 'KV_CACHE_DTYPE="fp8 >/tmp/x"']) {
+    assert.throws(() => parseProfile(`${base}${line}\n`, FILE), (e: Error) => /^fuzz\/p\.env:3: \w+: the double-quoted value contains "[&>]"; start\.sh pastes values unquoted/.test(e.message));
   }
 });
 
@@ -171,6 +189,9 @@ test('the bash oracle can fail: an unsafe .env is caught (expansion seen, canary
     rmSync(own.canary);
     // Pasted unquoted, a glob expands: the oracle sees the words change.
     assert.throws(() => assertSourcesVerbatim(own.dir, own.canary, 'EXTRA_DOCKER_ARGS="-v /*"\n', { EXTRA_DOCKER_ARGS: '-v /*' }), /became/);
+    // Any key: a value pasted unquoted redirects (the issue's KV_CACHE_DTYPE="fp8 >FILE"): the oracle sees it.
+    assert.throws(() => assertSourcesVerbatim(own.dir, own.canary, `KV_CACHE_DTYPE="fp8 >${own.canary}"\n`, { KV_CACHE_DTYPE: `fp8 >${own.canary}` }), /became/);
+    assert.throws(() => assertStaticallySafe(`KV_CACHE_DTYPE="fp8 >/x"\n`, { KV_CACHE_DTYPE: 'fp8 >/x' }), /KV_CACHE_DTYPE word is unsafe/);
   } finally {
     own.cleanup();
   }

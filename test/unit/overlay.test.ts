@@ -39,12 +39,13 @@ const parseCases: { name: string; text: string; error?: RegExp; pairs?: number }
   { name: 'pairs over lines with comments', text: '# built by hand\n-e A=1\n  # the shard\n-v /a:/b\n\n', pairs: 2 },
   { name: 'a pair split over two lines', text: '-e\nA=1\n', pairs: 1 },
   { name: 'empty', text: '# nothing\n', pairs: 0 },
-  { name: 'a relative source', text: '-v a:/b\n', error: /^o\/docker-args\.txt: -v a:\/b: SRC must be an absolute path on the node$/ },
+  { name: 'a relative source', text: '-v a:/b\n', error: /^o\/docker-args\.txt:1: -v a:\/b: SRC must be an absolute path on the node$/ },
   { name: 'a relative target', text: '-v /a:b\n', error: /DST must be an absolute path/ },
   { name: 'another flag', text: '--gpus all\n', error: /only -e NAME=VALUE and -v SRC:DST/ },
   { name: 'a $ in a value', text: '-e A=$HOME\n', error: /contains "\$"/ },
   { name: 'two mounts on one target', text: '-v /a:/t -v /b:/t\n', error: /two mounts on the same target \/t/ },
   { name: 'a secret', text: '-e API_KEY=k\n', error: /-e API_KEY= is not allowed/ },
+  { name: 'a bad word on line 4 (after comments and a pair over two lines)', text: '# c\n-e\nA=1\n-v /a:/b&id\n', error: /^o\/docker-args\.txt:4: "-v \/a:\/b&id" contains "&"/ },
 ];
 
 for (const c of parseCases) {
