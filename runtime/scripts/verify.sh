@@ -24,15 +24,27 @@ fi
 PULSE_API_KEY_VALUE=$key_now
 unset key_now
 
-logfile=$(mktemp)
-trap 'rm -f -- "$logfile"' EXIT
-docker logs "$PULSE_CONTAINER" >"$logfile" 2>&1 || true
-[[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" >>"$logfile" 2>/dev/null || true
-kv=$(grep -m 1 'GPU KV cache size' "$logfile" || true)
+# The container log and this deploy's start log are read as one stream, never copied (a 5 GB docker log must not
+# cost 5 GB of /tmp on every deploy): one awk pass keeps the first KV cache line (cut to 1000 bytes) and which proof
+# texts occur, and stops reading once it has them all. Its output is bounded: one line per finding.
+scan_logs() {
+  docker logs "$PULSE_CONTAINER" 2>&1 </dev/null || true
+  [[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" 2>/dev/null || true
+}
+findings=$(scan_logs | "$_PULSE_AWK" '
+  BEGIN { n = split(ENVIRON["PULSE_PROOFS"], proof, "\n"); left = n; for (i = 1; i <= n; i++) if (proof[i] == "") left-- }
+  !kv && index($0, "GPU KV cache size") { kv = 1; print "kv\t" substr($0, 1, 1000) }
+  {
+    for (i = 1; i <= n; i++) if (proof[i] != "" && !(i in seen) && index($0, proof[i])) { seen[i] = 1; left--; print "proof\t" i }
+    if (kv && left == 0) exit
+  }') || true
+kv=$(sed -n 's/^kv\t//p' <<<"$findings" | head -n 1)
 [[ -z $kv ]] || pulse_record kv-cache line="$kv"
+i=0
 while IFS= read -r proof; do
+  i=$((i + 1))
   [[ -n $proof ]] || continue
   found=false
-  ! grep -qF -- "$proof" "$logfile" || found=true
+  ! grep -qx "proof	$i" <<<"$findings" || found=true
   pulse_record proof text="$proof" found:="$found"
 done <<<"${PULSE_PROOFS:-}"
