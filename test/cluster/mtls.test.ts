@@ -98,6 +98,16 @@ describe('mTLS: frontend TLS with required client certificates', () => {
     assert.equal(sim.node('spark2').startShCalls().length, 1);
   });
 
+  it("with no worker running, the CLI's in-process worker connects with the same settings", async () => {
+    await worker?.kill('SIGKILL');
+    worker = null;
+    const r = await runCli(['model', 'up', 'datagen', '--node', 'spark2'], { ...env, ...clientTls(certs) });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /running one in this process until the deploy ends/);
+    assert.match(r.stdout, /up datagen on spark2: ok, node up/);
+    assert.equal(r.stderr, '');
+  });
+
   it("pulse's older TEMPORAL_TLS_CERT/KEY/CA names still connect", async () => {
     const r = await runCli(['model', 'history', '--node', 'spark2'], { ...env, TEMPORAL_TLS_CA: certs.ca, TEMPORAL_TLS_CERT: certs.client.cert, TEMPORAL_TLS_KEY: certs.client.key });
     assert.equal(r.code, 0, r.stdout + r.stderr);
