@@ -5,6 +5,8 @@ export interface GlobalOptions {
   nodes: string | undefined;
   /** --temporal ADDRESS or TEMPORAL_ADDRESS; unset = the embedded dev server. */
   temporal: string | undefined;
+  /** --temporal-ui URL or PULSE_TEMPORAL_UI: the configured server's Web UI base, for links. */
+  temporalUi: string | undefined;
   verbose: boolean;
   json: boolean;
 }

@@ -20,6 +20,7 @@ function globals(cmd: Command): O.GlobalOptions {
   return {
     nodes: (o['nodes'] as string | undefined) ?? process.env['PULSE_NODES'],
     temporal: (o['temporal'] as string | undefined) ?? process.env['TEMPORAL_ADDRESS'],
+    temporalUi: (o['temporalUi'] as string | undefined) ?? process.env['PULSE_TEMPORAL_UI'],
     verbose: Boolean(o['verbose']),
     json: Boolean(o['json']),
   };
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     .description('Bring measured vLLM serving profiles up and down on DGX Spark nodes, as durable Temporal workflows')
     .option('--nodes <file>', 'nodes.json to use (default: runtime/nodes.json, or $PULSE_NODES)')
     .option('--temporal <address>', 'Temporal frontend host:port (default: $TEMPORAL_ADDRESS, else the embedded dev server)')
+    .option('--temporal-ui <url>', 'base URL of that server\'s Web UI, for the printed links (default: $PULSE_TEMPORAL_UI)')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
 

@@ -24,7 +24,7 @@ export interface ServerTarget {
   apiKey: string | undefined;
   /** The embedded server pulse started, or null for a configured one. */
   embedded: EmbeddedServer | null;
-  /** Web UI base URL (embedded: http://127.0.0.1:<uiPort>; configured: $PULSE_TEMPORAL_UI), or null. */
+  /** Web UI base URL (embedded: http://127.0.0.1:<uiPort>; configured: --temporal-ui or $PULSE_TEMPORAL_UI), or null. */
   uiBase: string | null;
 }
 
@@ -42,8 +42,13 @@ export function stateDir(env: Env = process.env): string {
 }
 
 type Configured = Omit<ServerTarget, 'embedded' | 'uiBase' | 'address'> & { address: string | undefined };
+/** Where the commands say which server to use: --temporal and --temporal-ui (each also from the environment). */
+export interface ServerChoice {
+  temporal?: string | undefined;
+  temporalUi?: string | undefined;
+}
 
-function configured(opts: { temporal?: string | undefined }, env: Env): Configured {
+function configured(opts: ServerChoice, env: Env): Configured {
   const address = opts.temporal || env['TEMPORAL_ADDRESS'] || undefined;
   const { tls, vars } = address ? readTlsEnv(env) : readTlsEnv({});
   return {
@@ -55,29 +60,35 @@ function configured(opts: { temporal?: string | undefined }, env: Env): Configur
   };
 }
 
-function uiBaseFor(embedded: EmbeddedServer | null, env: Env): string | null {
+function uiBaseFor(embedded: EmbeddedServer | null, opts: ServerChoice, env: Env): string | null {
   if (embedded) return `http://${embedded.ip}:${embedded.uiPort}`;
-  const ui = env['PULSE_TEMPORAL_UI'];
+  const ui = opts.temporalUi || env['PULSE_TEMPORAL_UI'];
   return ui ? ui.replace(/\/+$/, '') : null;
+}
+
+/** For a configured server without a UI base: the one line that says how to get UI links; else null. */
+export function uiHint(target: ServerTarget): string | null {
+  if (target.uiBase || target.embedded) return null;
+  return 'no Temporal UI link: set PULSE_TEMPORAL_UI (or --temporal-ui) to the UI\'s base URL, e.g. PULSE_TEMPORAL_UI=http://127.0.0.1:8080';
 }
 
 /**
  * Cheap, for `status`: the configured server, or the embedded one if it already runs; null when neither.
  * Never starts a server and never loads the Temporal SDK.
  */
-export async function configuredOrRunningServer(opts: { temporal?: string | undefined } = {}, env: Env = process.env): Promise<ServerTarget | null> {
+export async function configuredOrRunningServer(opts: ServerChoice = {}, env: Env = process.env): Promise<ServerTarget | null> {
   const c = configured(opts, env);
-  if (c.address) return { ...c, address: c.address, embedded: null, uiBase: uiBaseFor(null, env) };
+  if (c.address) return { ...c, address: c.address, embedded: null, uiBase: uiBaseFor(null, opts, env) };
   const embedded = await runningEmbeddedServer(stateDir(env));
-  return embedded ? { ...c, address: embedded.address, embedded, uiBase: uiBaseFor(embedded, env) } : null;
+  return embedded ? { ...c, address: embedded.address, embedded, uiBase: uiBaseFor(embedded, opts, env) } : null;
 }
 
 /** The server to use, starting the embedded one when no address is configured. */
-export async function resolveServer(opts: { temporal?: string | undefined }, env: Env = process.env): Promise<ServerTarget> {
+export async function resolveServer(opts: ServerChoice, env: Env = process.env): Promise<ServerTarget> {
   const c = configured(opts, env);
-  if (c.address) return { ...c, address: c.address, embedded: null, uiBase: uiBaseFor(null, env) };
+  if (c.address) return { ...c, address: c.address, embedded: null, uiBase: uiBaseFor(null, opts, env) };
   const embedded = await ensureEmbeddedServer(stateDir(env));
-  return { ...c, address: embedded.address, embedded, uiBase: uiBaseFor(embedded, env) };
+  return { ...c, address: embedded.address, embedded, uiBase: uiBaseFor(embedded, opts, env) };
 }
 
 /** The UI page of one workflow run, or null when no UI base is known. */
@@ -105,7 +116,7 @@ function unreachable(target: ServerTarget, cause: unknown): PulseError {
 }
 
 /** Connects (starting the embedded server when needed), waits until the namespace answers, registers search attributes. */
-export async function connectTemporal(opts: { temporal?: string | undefined }, env: Env = process.env): Promise<PulseTemporal> {
+export async function connectTemporal(opts: ServerChoice, env: Env = process.env): Promise<PulseTemporal> {
   return connectTo(await resolveServer(opts, env));
 }
 
@@ -150,19 +161,99 @@ async function waitUntilServing(connection: Connection, target: ServerTarget): P
 }
 
 const SA_NAMES = ['PulseNode', 'PulseProfile', 'PulseAction'];
+/** How long a connect waits for freshly registered search attributes to reach the frontend's namespace cache. */
+const SA_WAIT_MS = 30_000;
 
-/** Registers the Keyword search attributes idempotently (AlreadyExists is fine; a server that forbids it too). */
-async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
-  const keyword = 2; // IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (@temporalio/proto is not a direct dependency)
+/** The gRPC status code of a Temporal call's error (or of the first cause that has one), else undefined. */
+function grpcCode(e: unknown): number | undefined {
+  for (let cur = e, i = 0; cur instanceof Error && i < 8; cur = cur.cause, i++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
+/**
+ * What the server said, in one line: the innermost message of the cause chain (the SDK wraps a gRPC error as
+ * "Failed to start Workflow"), without grpc-js's leading status number ("3 INVALID_ARGUMENT: ..." → "INVALID_ARGUMENT: ...").
+ */
+export function serverCause(e: unknown): string {
+  let msg = e instanceof Error ? e.message : String(e);
+  for (let cur = e instanceof Error ? e.cause : undefined, i = 0; cur instanceof Error && i < 8; cur = cur.cause, i++) {
+    if (cur.message) msg = cur.message;
+  }
+  return msg.replace(/^\d+ (?=[A-Z_]+:)/, '').split('\n')[0]!.trim();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Makes PulseNode/PulseProfile/PulseAction (Keyword) usable in the namespace: registers the missing ones, then waits
+ * (bounded) until the frontend maps them. A real cluster answers from a namespace cache that a fresh namespace or a
+ * fresh registration reaches only after its refresh (seconds); a start before that fails with "no mapping defined
+ * for search attribute". A server that refuses the registration (no permission, Temporal Cloud) is fine when the
+ * attributes are there already, and a one-line error naming the command to register them when they are not.
+ */
+export async function ensureSearchAttributes(connection: Pick<Connection, 'operatorService' | 'workflowService'>, namespace: string, waitMs = SA_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let missing: string[] = SA_NAMES;
   try {
     const have = await connection.operatorService.listSearchAttributes({ namespace });
-    const missing = SA_NAMES.filter((n) => !(n in (have.customAttributes ?? {})));
-    if (missing.length === 0) return;
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((n) => [n, keyword])) });
-  } catch (e) {
-    const code = (e as { code?: number }).code;
-    // 6 ALREADY_EXISTS (a concurrent pulse won), 7 PERMISSION_DENIED / 12 UNIMPLEMENTED (e.g. Temporal Cloud: register in its UI).
-    if (code === 6 || code === 7 || code === 12) return;
-    throw new PulseError('temporal', `cannot register the search attributes ${SA_NAMES.join(', ')} in namespace ${namespace}`, { cause: e });
+    missing = SA_NAMES.filter((n) => !(n in (have.customAttributes ?? {})));
+  } catch {
+    // a server that does not list them (no permission): the registration and the probe below tell
+  }
+  const refused = missing.length > 0 ? await registerSearchAttributes(connection, namespace, missing, deadline) : null;
+  await waitUntilMapped(connection, namespace, deadline, refused);
+}
+
+/** null once registered (or already there), or the server's refusal (PERMISSION_DENIED, UNIMPLEMENTED). */
+async function registerSearchAttributes(connection: Pick<Connection, 'operatorService'>, namespace: string, names: string[], deadline: number): Promise<unknown> {
+  const keyword = 2; // IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (@temporalio/proto is not a direct dependency)
+  for (;;) {
+    try {
+      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(names.map((n) => [n, keyword])) });
+      return null;
+    } catch (e) {
+      const code = grpcCode(e);
+      if (code === 6) return null; // ALREADY_EXISTS: a concurrent pulse won
+      if (code === 7 || code === 12) return e; // PERMISSION_DENIED, UNIMPLEMENTED
+      // NOT_FOUND: a namespace created a moment ago is not in the frontend's namespace cache yet.
+      if (code === 5 && Date.now() < deadline) {
+        await sleep(500);
+        continue;
+      }
+      throw new PulseError('temporal', `cannot register the search attributes ${SA_NAMES.join(', ')} in namespace ${namespace}: ${serverCause(e)}`, { cause: e });
+    }
+  }
+}
+
+/** Resolves once a visibility query on all three attributes is accepted, i.e. the namespace maps them. */
+async function waitUntilMapped(connection: Pick<Connection, 'workflowService'>, namespace: string, deadline: number, refused: unknown): Promise<void> {
+  const query = SA_NAMES.map((n) => `${n} = 'pulse-probe'`).join(' AND ');
+  for (;;) {
+    let err: unknown;
+    try {
+      await connection.workflowService.countWorkflowExecutions({ namespace, query });
+      return;
+    } catch (e) {
+      err = e;
+    }
+    const code = grpcCode(err);
+    const unmapped = code === 5 || (code === 3 && /search attribute/i.test(serverCause(err)));
+    if (!unmapped) return; // a server that cannot count (no permission): the start itself will say what is wrong
+    if (refused) {
+      throw new PulseError('temporal', `the Temporal server refused to register the search attributes ${SA_NAMES.join(', ')} in namespace ${namespace}: ${serverCause(refused)}`, {
+        hint: `have them registered once (Keyword): temporal operator search-attribute create --namespace ${namespace} ${SA_NAMES.map((n) => `--name ${n}`).join(' ')} --type Keyword`,
+        cause: refused,
+      });
+    }
+    if (Date.now() > deadline) {
+      throw new PulseError('temporal', `the search attributes ${SA_NAMES.join(', ')} are registered in namespace ${namespace}, but the server still does not map them: ${serverCause(err)}`, {
+        hint: 'its namespace cache refreshes every few seconds; run the command again in a moment',
+        cause: err,
+      });
+    }
+    await sleep(500);
   }
 }

@@ -3,7 +3,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
 import type { DeployResult } from '../../workflows/types.js';
 import { PulseError } from '../../runtime/errors.js';
-import { connectTemporal, uiLink, type ServerTarget } from '../temporal.js';
+import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
 
 export interface HistoryRow {
   time: string;
@@ -72,7 +72,7 @@ export async function listHistory(client: Client, target: ServerTarget, node: st
   return Promise.all(infos.map((i) => toRow(client, target, i)));
 }
 
-function printTable(rows: HistoryRow[]): void {
+function printTable(rows: HistoryRow[], hint: string | null): void {
   if (rows.length === 0) {
     process.stdout.write('no deploys yet\n');
     return;
@@ -82,6 +82,7 @@ function printTable(rows: HistoryRow[]): void {
     const what = `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`;
     process.stdout.write(`${r.time.slice(0, 19).replace('T', ' ')}Z  ${what.padEnd(26)} ${dur.padStart(9)}  ${r.result}\n    ${r.ui ?? r.workflowId}\n`);
   }
+  if (hint) process.stdout.write(`${hint}\n`);
 }
 
 export async function run(opts: HistoryOptions): Promise<number> {
@@ -90,7 +91,7 @@ export async function run(opts: HistoryOptions): Promise<number> {
   try {
     const rows = await listHistory(t.client, t.target, opts.node, opts.limit);
     if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else printTable(rows);
+    else printTable(rows, uiHint(t.target));
     return 0;
   } finally {
     await t.close();

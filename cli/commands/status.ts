@@ -59,7 +59,7 @@ async function lookupDeploys(nodes: string[], opts: StatusOptions): Promise<Depl
   } catch {
     return { deploys: empty, note: 'deploys in progress are not shown: the Temporal client module is not available' };
   }
-  const target = await temporal.configuredOrRunningServer({ temporal: opts.temporal });
+  const target = await temporal.configuredOrRunningServer({ temporal: opts.temporal, temporalUi: opts.temporalUi });
   if (!target) return { deploys: empty, note: 'deploys in progress are not shown: no Temporal server is configured or running' };
   const conn = await temporal.connectTo(target);
   try {

@@ -5,7 +5,7 @@
 import type { UpOptions } from '../options.js';
 import type { DownPlan, NodeState, UpPlan } from '../../workflows/types.js';
 import { PulseError } from '../../runtime/errors.js';
-import { connectTemporal, uiLink, type PulseTemporal } from '../temporal.js';
+import { connectTemporal, serverCause, uiLink, type PulseTemporal } from '../temporal.js';
 import { followDeploy } from './watch.js';
 import { workerPolls } from './worker.js';
 
@@ -74,7 +74,7 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, sum
     return { workflowId, runId: handle.firstExecutionRunId };
   } catch (e) {
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw await busy(t, plan.node, workflowId, e);
-    throw new PulseError('temporal', `cannot start ${summary}: ${(e as Error).message}`, { cause: e });
+    throw new PulseError('temporal', `cannot start ${summary}: ${serverCause(e)}`, { cause: e });
   }
 }
 

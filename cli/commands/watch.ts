@@ -4,7 +4,7 @@
  */
 import type { NodeOnlyOptions } from '../options.js';
 import { EXIT_CODES, PulseError, type PulseErrorKind } from '../../runtime/errors.js';
-import { connectTemporal, uiLink, type PulseTemporal } from '../temporal.js';
+import { connectTemporal, uiHint, uiLink, type PulseTemporal } from '../temporal.js';
 import { followRun, type FollowOutcome } from '../progress.js';
 import { ProgressPrinter } from '../progress-printer.js';
 import { ensureWorker, openDeploys, type LocalWorker } from './worker.js';
@@ -97,7 +97,7 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
   // With --json only the DeployResult goes to stdout; the live lines go to stderr.
   const out = req.json ? process.stderr : process.stdout;
   const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null);
-  const link = uiLink(t.target, req.workflowId, req.runId);
+  const link = uiLink(t.target, req.workflowId, req.runId) ?? uiHint(t.target);
   printer.line(`${req.what}: workflow ${req.workflowId} (run ${req.runId})${link ? `\n  ${link}` : ''}`);
   const keeper = new WorkerKeeper(t, (l) => printer.line(l));
   const ac = new AbortController();
