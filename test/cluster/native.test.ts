@@ -3,7 +3,8 @@
  * the files under deploy/native: PostgreSQL with password auth, both schemas migrated by temporal-setup.sh, the
  * built temporal-server on deploy/native/temporal.yaml, the namespace registered with the compose retention.
  * A second `temporal-setup.sh schema` and `namespace` (a restarted unit) change nothing; the server survives a
- * restart with its database; PostgreSQL takes no connection without the password.
+ * restart with its database; PostgreSQL takes no connection without the password, and the server's role is no
+ * superuser (it owns the two databases it created).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -62,13 +63,14 @@ describe('the native Temporal server on PostgreSQL (deploy/native)', () => {
     assert.match(readFileSync(cluster.pg.logFile, 'utf8'), /database system is ready to accept connections/);
   });
 
-  it('PostgreSQL refuses a connection without the password, and with a wrong one', async () => {
+  it('PostgreSQL refuses a connection without the password and with a wrong one; the role is no superuser', async () => {
     const psql = path.join(postgresBinDir(), 'psql');
     const args = ['-h', '127.0.0.1', '-p', String(cluster.pg.port), '-U', 'temporal', '-d', 'temporal', '-w', '-c', 'select 1'];
     await assert.rejects(execFileP(psql, args, { env: { PATH: process.env['PATH'] } }), /password/);
     await assert.rejects(execFileP(psql, args, { env: { PATH: process.env['PATH'], PGPASSWORD: 'wrong' } }), /password authentication failed/);
-    const ok = await execFileP(psql, [...args, '-t'], { env: { PATH: process.env['PATH'], PGPASSWORD: readFileSync(cluster.pg.passwordFile, 'utf8').trim() } });
-    assert.match(ok.stdout, /1/);
+    const pw = { PATH: process.env['PATH'], PGPASSWORD: readFileSync(cluster.pg.passwordFile, 'utf8').trim() };
+    const ok = await execFileP(psql, [...args.slice(0, -1), "select rolsuper, rolcreatedb from pg_roles where rolname = current_user", '-tA'], { env: pw });
+    assert.equal(ok.stdout.trim(), 'f|t', 'temporal: LOGIN CREATEDB, not a superuser (deploy/native/postgres-role.sh)');
   });
 
   it('a restarted server keeps its workflows (PostgreSQL holds them)', async () => {

@@ -29,6 +29,7 @@ const execFileP = promisify(execFile);
 export const NATIVE_DIR = path.join(REPO_ROOT, 'deploy', 'native');
 export const SETUP_SCRIPT = path.join(NATIVE_DIR, 'temporal-setup.sh');
 export const SERVER_SCRIPT = path.join(NATIVE_DIR, 'temporal-server.sh');
+export const ROLE_SCRIPT = path.join(NATIVE_DIR, 'postgres-role.sh');
 export const SERVER_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-server');
 export const SQL_TOOL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-sql-tool');
 /** The database user (as POSTGRES_USER in docker-compose.yml and deploy/native/temporal.env). */
@@ -114,7 +115,12 @@ export interface Postgres {
   running(): boolean;
 }
 
-/** initdb in `dir` (password auth only, superuser `temporal`), then start PostgreSQL on a free loopback port. */
+/**
+ * initdb in `dir` (TCP: password auth only; the socket in `dir` for the superuser `postgres`), start PostgreSQL on
+ * a free loopback port, and create the role `temporal` with the password in `<dir>/postgres_password` by
+ * deploy/native/postgres-role.sh, as the native recipe does on Debian's cluster. `dir`'s parent must be
+ * traversable by the `postgres` user when running as root (os.tmpdir() is).
+ */
 export async function startPostgres(dir: string): Promise<Postgres> {
   const bin = postgresBinDir();
   const ids = await postgresIds();
@@ -124,9 +130,10 @@ export async function startPostgres(dir: string): Promise<Postgres> {
   const logFile = path.join(dir, 'postgres.log');
   writeFileSync(passwordFile, `${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
   writeFileSync(logFile, '', { mode: 0o600 });
-  if (ids) for (const f of [dir, passwordFile, logFile]) chownSync(f, ids.uid, ids.gid);
-  const initdb = spawnLogged(path.join(bin, 'initdb'), ['-D', dataDir, '-U', DB_USER, `--pwfile=${passwordFile}`,
-    '--auth-host=scram-sha-256', '--auth-local=scram-sha-256', '--encoding=UTF8', '--no-locale'], logFile, { ids });
+  if (ids) chownSync(dir, ids.uid, ids.gid);
+  // The socket dir is `dir` (mode 0700, the server's user): only that user reaches the trusted local socket.
+  const initdb = spawnLogged(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth-host=scram-sha-256', '--auth-local=trust',
+    '--encoding=UTF8', '--no-locale'], logFile, { ids });
   const code = await new Promise<number | null>((resolve) => initdb.once('exit', (c) => resolve(c)));
   if (code !== 0) throw new Error(`initdb failed (${code}); its log: ${logFile}`);
   const port = await freePort();
@@ -148,6 +155,11 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     }, exitedEarly(p, 'PostgreSQL', logFile));
   };
   await start();
+  const role = spawnLogged(ROLE_SCRIPT, [], logFile, {
+    env: { PATH: process.env['PATH'], PULSE_HOME: REPO_ROOT, POSTGRES_PWD_FILE: passwordFile, PSQL: `${path.join(bin, 'psql')} -h ${dir} -p ${port} -U postgres` },
+  });
+  const roleCode = await new Promise<number | null>((resolve) => role.once('exit', (c) => resolve(c)));
+  if (roleCode !== 0) throw new Error(`postgres-role.sh failed (${roleCode}); its log: ${logFile}`);
   return {
     host: '127.0.0.1', port, user: DB_USER, passwordFile, dataDir, logFile, start, running,
     stop: async () => { if (child) await stopChild(child, 'SIGINT', 30_000); },
