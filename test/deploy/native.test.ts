@@ -1,7 +1,8 @@
 /**
  * The native server (deploy/native, run by the cluster tier) and docker-compose.yml run the same Temporal: the
  * version scripts/setup.sh builds is the auto-setup image's tag, deploy/native/temporal.env carries the compose
- * server's database, namespace and retention settings, and both read the one dynamic config file.
+ * server's database, namespace and retention settings, and both read the one dynamic config file. The native
+ * systemd unit runs the deploy/native scripts the cluster tier runs (test/helpers/cluster.ts), in its order.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { envOf, imageTag, loadCompose, mountsOf } from './compose-file.js';
 import { nativeSettings, ROOT } from './native-files.js';
+import { last, parseUnit } from './unit-file.js';
 
 const { compose } = loadCompose(ROOT);
 const temporal = compose.services['temporal'];
@@ -43,4 +45,18 @@ test('the native server reads the dynamic config file the compose server mounts'
   assert.ok(lib.includes(`DYNAMIC_CONFIG_FILE_PATH:-$PULSE_HOME/${composeFile}}`), `deploy/native/lib.sh defaults to ${composeFile}`);
   const yaml = readFileSync(path.join(ROOT, 'deploy/native/temporal.yaml'), 'utf8');
   assert.match(yaml, /filepath: "\{\{ env "DYNAMIC_CONFIG_FILE_PATH" \}\}"/);
+});
+
+test('pulse-temporal-server.service runs the scripts the cluster tier runs: setup schema, the server, setup namespace', () => {
+  const unit = parseUnit(readFileSync(path.join(ROOT, 'deploy/systemd/pulse-temporal-server.service'), 'utf8'));
+  const script = (name: string, arg = '') => `/usr/bin/env bash \${PULSE_HOME}/deploy/native/${name}${arg ? ` ${arg}` : ''}`;
+  assert.equal(last(unit, 'Service', 'ExecStartPre'), script('temporal-setup.sh', 'schema'));
+  assert.equal(last(unit, 'Service', 'ExecStart'), script('temporal-server.sh'));
+  assert.equal(last(unit, 'Service', 'ExecStartPost'), script('temporal-setup.sh', 'namespace'));
+  assert.equal(last(unit, 'Service', 'Restart'), 'on-failure');
+  const env = unit.get('Service')?.get('Environment') ?? [];
+  assert.ok(env.includes('POSTGRES_PWD_FILE=%h/.config/pulse/postgres_password'), 'the password comes from a file');
+  assert.ok(!env.some((e) => e.startsWith('POSTGRES_PWD=')), 'never the password itself');
+  const harness = readFileSync(path.join(ROOT, 'test/helpers/cluster.ts'), 'utf8');
+  for (const name of ['temporal-setup.sh', 'temporal-server.sh', 'postgres-role.sh']) assert.ok(harness.includes(`'${name}'`), `the harness runs ${name}`);
 });
