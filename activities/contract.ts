@@ -4,6 +4,7 @@
  * workflows/types.ts (the node steps' results also carry their raw `@pulse` lines: StepRaw).
  */
 import type {
+  DownPlan,
   FleetEntry,
   MemorySample,
   MkdirResult,
@@ -19,10 +20,13 @@ import type {
   WriteEnvResult,
 } from '../workflows/types.js';
 
+/** The worker checks target and recipe against its own nodes.json (activities/authority.ts): they name, not grant. */
 export interface StopInput {
   node: string;
   target: PlanTarget;
   recipe: PlanRecipe;
+  /** The user's --yes: a protected node's stop needs it (absent in older histories: refused there). */
+  confirmed?: boolean;
 }
 
 export interface StartInput {
@@ -38,8 +42,15 @@ export interface VerifyInput {
 
 /** What the workflow knows about the node; the activity adds time, workflow and run IDs. */
 export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at'> {
-  /** The gateway fragment is rebuilt from every node's state and this fleet list. */
-  fleet: FleetEntry[];
+  /** Sent by older workflows; ignored: the gateway fragment is rebuilt from the worker's own nodes.json (its fleet). */
+  fleet?: FleetEntry[];
+}
+
+/** What checkPlan found: the plan is the worker's own (else it throws Refused). */
+export interface PlanCheck {
+  node: string;
+  /** The nodes.json the worker checked against (a path on the worker host). */
+  nodesFile: string;
 }
 
 export interface PublishResult {
@@ -49,6 +60,8 @@ export interface PublishResult {
 }
 
 export interface PulseActivities {
+  /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
+  checkPlan(plan: UpPlan | DownPlan): Promise<PlanCheck>;
   /** Step 1: read-only checks on the node. */
   runPreflight(plan: UpPlan): Promise<PreflightReport>;
   /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */

@@ -5,6 +5,7 @@
 import type { NodeSession, NodeTarget } from '../runtime/node/types.js';
 import type * as Steps from '../runtime/steps/index.js';
 import type { FleetEntry, NodeState } from '../workflows/types.js';
+import type { WorkerFilesSource } from './authority.js';
 
 /** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */
 export interface NodeAccess {
@@ -34,6 +35,8 @@ export interface ActivityDeps {
   steps: StepFunctions;
   state: StateStore;
   stateDir: string;
+  /** The worker's own nodes.json and profiles: the authority over what every activity runs (activities/authority.ts). */
+  files: WorkerFilesSource;
   /**
    * `now`: wall time (ms), only for timestamps people read (the node state's `at`). `monotonic`: a clock that never
    * jumps (performance.now in production), for every duration: a wait's budget is the sum of the elapsed monotonic

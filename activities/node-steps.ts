@@ -3,16 +3,21 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  MkdirResult, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
 } from '../workflows/types.js';
-import type { StartInput, StopInput, VerifyInput } from './contract.js';
+import { refusePlan } from '../runtime/plan-check.js';
+import type { PlanCheck, StartInput, StopInput, VerifyInput } from './contract.js';
+import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';
+import { toFailure } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 import { RawRecorder } from './raw.js';
 
 export function nodeStepActivities(deps: ActivityDeps) {
   const every = deps.heartbeatEveryMs ?? 5000;
   const { steps } = deps;
+  // Every input below is only a name: each activity runs the worker's own plan for it (activities/authority.ts).
+  const own = authority(deps.files);
   const log = (what: string, node: string): void => {
     const { attempt, workflowExecution } = Context.current().info;
     deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
@@ -24,13 +29,21 @@ export function nodeStepActivities(deps: ActivityDeps) {
   };
 
   return {
+    /** Before step 1: the plan must be the one the worker's own nodes.json and profiles make (else Refused, one line). */
+    async checkPlan(plan: UpPlan | DownPlan): Promise<PlanCheck> {
+      const mine = (plan as { action?: unknown } | null)?.action === 'down' ? own.down(plan) : own.up(plan);
+      log('plan checked', mine.node);
+      return { node: mine.node, nodesFile: deps.files.load().config.file };
+    },
     /** Step 1: read-only checks on the node (recipe, image, mounts, HF cache, other vLLM, connections). */
-    async runPreflight(plan: UpPlan): Promise<PreflightReport> {
+    async runPreflight(input: UpPlan): Promise<PreflightReport> {
+      const plan = own.up(input);
       log('preflight', plan.node);
       return run(plan.target, (s, o) => steps.runPreflight(s, plan, o));
     },
     /** Step 2: create the pulse-mkdir directories (mkdir -p: a retry is harmless). */
-    async makeDirs(plan: UpPlan): Promise<MkdirResult> {
+    async makeDirs(input: UpPlan): Promise<MkdirResult> {
+      const plan = own.up(input);
       log('mkdir', plan.node);
       return run(plan.target, async (s, o) => {
         await steps.makeDirs(s, plan, o);
@@ -39,23 +52,50 @@ export function nodeStepActivities(deps: ActivityDeps) {
     },
     /** Step 3 / down: stop.sh, then make sure the container is gone (a retry finds it gone). */
     async stopServer(input: StopInput): Promise<StopResult> {
-      log('stop', input.node);
-      return run(input.target, (s, o) => steps.stopServer(s, input.recipe, o));
+      const stop = own.stop(input);
+      log('stop', stop.node);
+      return run(stop.target, (s, o) => steps.stopServer(s, stop.recipe, o));
     },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
-    async writeEnv(plan: UpPlan): Promise<WriteEnvResult> {
+    async writeEnv(input: UpPlan): Promise<WriteEnvResult> {
+      const plan = own.up(input);
       log('write .env', plan.node);
       return run(plan.target, (s, o) => steps.writeEnv(s, plan, o));
     },
     /** Step 6: setsid start.sh; the node's atomic marker for deployId makes a retry or crash-resume a no-op. */
     async startServer(input: StartInput): Promise<StartResult> {
-      log('start', input.plan.node);
-      return run(input.plan.target, (s, o) => steps.startServer(s, input.plan, input.deployId, o));
+      const plan = own.up(input.plan);
+      const deployId = checked(() => {
+        if (typeof input.deployId !== 'string' || input.deployId === '') throw refusePlan('deployId is not a text');
+        return input.deployId;
+      });
+      log('start', plan.node);
+      return run(plan.target, (s, o) => steps.startServer(s, plan, deployId, o));
     },
     /** Step 8: served model name, max_model_len, KV cache line, pulse-proof texts (read-only). */
     async verifyServer(input: VerifyInput): Promise<VerifyResult> {
-      log('verify', input.plan.node);
-      return run(input.plan.target, (s, o) => steps.verifyServer(s, input.plan, input.logPath, o));
+      const plan = own.up(input.plan);
+      const logPath = checked(() => startLog(plan, input.logPath));
+      log('verify', plan.node);
+      return run(plan.target, (s, o) => steps.verifyServer(s, plan, logPath, o));
     },
   };
+}
+
+function checked<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw toFailure(err, Context.current().info.attempt, false);
+  }
+}
+
+/** verify reads the log start.sh wrote: only a log of this recipe's logs/ folder, as the start step names it. */
+function startLog(plan: UpPlan, logPath: unknown): string | null {
+  if (logPath === null || logPath === undefined) return null;
+  const prefix = `${plan.recipe.dir}/logs/pulse-up-`;
+  if (typeof logPath !== 'string' || !logPath.startsWith(prefix) || !/^\d{8}T\d{6}Z\.log$/.test(logPath.slice(prefix.length))) {
+    throw refusePlan(`logPath ${JSON.stringify(logPath)} is not a start log of ${plan.recipe.dir}/logs`);
+  }
+  return logPath;
 }

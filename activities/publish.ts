@@ -3,15 +3,18 @@ import { Context } from '@temporalio/activity';
 import type { NodeState } from '../workflows/types.js';
 import type { PublishResult, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
+import { authority } from './authority.js';
 import { redactSecrets, toFailure } from './errors.js';
 
-async function publish(deps: ActivityDeps, input: StateInput): Promise<PublishResult> {
+async function publish(deps: ActivityDeps, input: StateInput, failed = false): Promise<PublishResult> {
   const { workflowExecution, attempt } = Context.current().info;
-  const { fleet, ...fields } = input;
+  // The node, the profile and the fleet of the gateway file are the worker's own (activities/authority.ts).
+  const checked = authority(deps.files).state(failed ? { ...input, state: 'failed' } : input);
+  const { fleet, state: fields } = checked;
   try {
-    const old = await deps.state.readNodeState(deps.stateDir, input.node);
+    const old = await deps.state.readNodeState(deps.stateDir, fields.node);
     // Same identity, nothing new from this run (same-identity up): keep what the earlier up saved for status.
-    const same = old?.identity?.sha256 !== undefined && old.identity.sha256 === input.identity?.sha256;
+    const same = old?.identity?.sha256 !== undefined && old.identity.sha256 === fields.identity?.sha256;
     const state: NodeState = {
       ...fields,
       backupPath: fields.backupPath ?? (same ? old.backupPath : null),
@@ -23,7 +26,7 @@ async function publish(deps: ActivityDeps, input: StateInput): Promise<PublishRe
     };
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);
-    deps.logger.info(`state ${input.state} for ${input.node}`, { fragmentChanged: r.changed });
+    deps.logger.info(`state ${fields.state} for ${fields.node}`, { fragmentChanged: r.changed });
     return { warnings: r.warnings, changed: r.changed };
   } catch (err) {
     throw toFailure(err, attempt, false);
@@ -38,7 +41,7 @@ export function publishActivities(deps: ActivityDeps) {
     },
     /** Compensation: node state 'failed' with the first error, and the fragment disables the node's endpoint. */
     async markFailed(input: StateInput): Promise<PublishResult> {
-      return publish(deps, { ...input, state: 'failed' });
+      return publish(deps, input, true);
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { MemorySample, ReadinessProbe, UpPlan } from '../workflows/types.js';
+import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';
 import { RawRecorder } from './raw.js';
 import { pollUntil } from './wait.js';
@@ -12,6 +13,7 @@ import { pollUntil } from './wait.js';
 export function waitActivities(deps: ActivityDeps) {
   const interval = deps.pollIntervalMs ?? 1000;
   const { steps } = deps;
+  const own = authority(deps.files); // the worker's own plan for the names in the input
   const log = (what: string, node: string): void => {
     const { attempt, workflowExecution } = Context.current().info;
     deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
@@ -19,7 +21,8 @@ export function waitActivities(deps: ActivityDeps) {
 
   return {
     /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
-    async waitForMemory(plan: UpPlan): Promise<MemorySample> {
+    async waitForMemory(input: UpPlan): Promise<MemorySample> {
+      const plan = own.up(input);
       log('memory wait', plan.node);
       const session = deps.nodes.session(plan.target);
       return pollUntil({
@@ -37,7 +40,8 @@ export function waitActivities(deps: ActivityDeps) {
       });
     },
     /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
-    async pollReadiness(plan: UpPlan): Promise<ReadinessProbe> {
+    async pollReadiness(input: UpPlan): Promise<ReadinessProbe> {
+      const plan = own.up(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);
       return pollUntil({

@@ -24,6 +24,8 @@ export interface UpPlanOptions {
   overlayWins: boolean;
   /** --yes */
   yes: boolean;
+  /** --experimental (default false) */
+  experimental?: boolean | undefined;
   restart: boolean;
   timeoutS?: number | undefined;
   minMemGib?: number | undefined;
@@ -106,6 +108,7 @@ export function buildUpPlan(config: NodesConfig, profiles: ReadonlyMap<string, P
     profile: profile.name,
     protected: node.protected,
     confirmed: opts.yes,
+    experimental: opts.experimental ?? false,
     recipe: planRecipe(profile.recipe, recipe),
     env: { text: r.text, identity: r.identity, path: path.posix.join(recipe.dir, '.env'), values: r.values },
     stamp: stampOf(now),
@@ -113,7 +116,9 @@ export function buildUpPlan(config: NodesConfig, profiles: ReadonlyMap<string, P
     mkdirs: r.mkdirs,
     mounts: r.mounts,
     replacements: r.replacements,
-    overlay: opts.overlay ? { dir: opts.overlay.dir, sha256: opts.overlay.sha256, manifest: opts.overlay.manifest } : null,
+    overlay: opts.overlay
+      ? { dir: opts.overlay.dir, sha256: opts.overlay.sha256, manifest: opts.overlay.manifest, args: opts.overlay.argsText, manifestText: opts.overlay.manifestText }
+      : null,
     proofs: r.proofs,
     clientNotes: r.clientNotes,
     expect: {

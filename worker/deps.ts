@@ -1,5 +1,11 @@
 /** The real dependencies of the activities: one node pool, runtime/steps, runtime/state, wall + monotonic clock, a logger. */
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkerFilesSource } from '../activities/authority.js';
+import { loadNodesConfig } from '../runtime/config/nodes.js';
+import { loadProfiles } from '../runtime/config/profiles.js';
 import { NodePool } from '../runtime/node/connect.js';
+import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
 import * as steps from '../runtime/steps/index.js';
 import { publishFragment, readNodeState, writeNodeState } from '../runtime/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
@@ -17,6 +23,33 @@ export function stderrLogger(prefix = 'pulse worker'): ActivityLogger & { error(
   };
 }
 
+function mtimeMs(file: string): number | null {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The worker's own nodes.json and profiles, read on every load (activities/authority.ts): the worker is the
+ * authority over what its activities run. Defaults: $PULSE_NODES or runtime/nodes.json; $PULSE_PROFILES_DIR or the
+ * shipped profiles.
+ */
+export function fileSource(nodesPath = resolveNodesPath(undefined), profiles = profilesDir()): WorkerFilesSource {
+  return {
+    load() {
+      const loaded = loadProfiles(profiles);
+      const profileMtimeMs = new Map<string, number>();
+      for (const name of loaded.keys()) {
+        const m = mtimeMs(path.join(profiles, `${name}.env`));
+        if (m !== null) profileMtimeMs.set(name, m);
+      }
+      return { config: loadNodesConfig(nodesPath), profiles: loaded, nodesMtimeMs: mtimeMs(nodesPath), profileMtimeMs };
+    },
+  };
+}
+
 export interface RealDeps {
   deps: ActivityDeps;
   /** Close every pooled node connection (after the worker has stopped). */
@@ -31,6 +64,7 @@ export function buildDeps(stateDir: string, logger: ActivityLogger, overrides: P
     steps,
     state: { writeNodeState, readNodeState, publishFragment },
     stateDir,
+    files: fileSource(),
     clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger,
     ...overrides,

@@ -17,7 +17,7 @@ import type { ActivityDeps, ActivityLogger, PulseActivities } from '../activitie
 import { PulseError } from '../runtime/errors.js';
 import { defaultStateDir } from '../runtime/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../workflows/definitions.js';
-import { buildDeps, stderrLogger } from './deps.js';
+import { buildDeps, fileSource, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
 import { instrumentActivities, parseHostPort, privateExporterAddress, PulseMetrics, startMetricsServer } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
@@ -33,6 +33,8 @@ export interface PulseWorkerOptions {
   taskQueue?: string;
   /** Default: $PULSE_STATE_DIR, else the XDG state dir (runtime/state.ts defaultStateDir). */
   stateDir?: string;
+  /** The worker's own nodes.json, the authority over what its activities run. Default: $PULSE_NODES, else runtime/nodes.json. */
+  nodesPath?: string;
   logger?: ActivityLogger;
   /** Default WORKFLOW_BUNDLE_PATH. */
   bundlePath?: string;
@@ -88,7 +90,7 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
     throw new PulseError('internal', `workflow bundle not found: ${codePath}`, { hint: 'build it: npx tsc && node dist/worker/build-bundle.js' });
   }
   const logger = opts.logger ?? stderrLogger();
-  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, opts.deps);
+  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, { ...(opts.nodesPath ? { files: fileSource(opts.nodesPath) } : {}), ...opts.deps });
   const taskQueue = opts.taskQueue ?? TASK_QUEUE;
   const gatewayQueue = stateTaskQueue(taskQueue);
   let acts = opts.activities ?? createActivities(real.deps);
@@ -150,6 +152,7 @@ export interface RunWorkerOptions {
   namespace?: string;
   taskQueue?: string;
   stateDir?: string;
+  nodesPath?: string;
   tls?: NativeConnectionOptions['tls'];
   apiKey?: string;
   logger?: ActivityLogger;

@@ -23,6 +23,7 @@ import { PulseError } from '../runtime/errors.js';
 
 /** The step label of each activity (the names the CLI and RUNTIME.md use). */
 const STEP_OF: Record<keyof PulseActivities, string> = {
+  checkPlan: 'check',
   runPreflight: 'preflight',
   makeDirs: 'mkdir',
   stopServer: 'stop',

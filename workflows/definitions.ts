@@ -39,3 +39,11 @@ export const DOWN_WORKFLOW = 'downWorkflow';
 
 /** Name of the query every pulse workflow answers with a DeployProgress (workflows/progress.ts defines it). */
 export const PROGRESS_QUERY = 'progress';
+
+/**
+ * patched() id of the plan check (checkPlan before the first step: the worker rebuilds the plan from its own
+ * nodes.json and profiles). Histories from before it replay without the check.
+ */
+export const AUTHORITY_PATCH = 'pulse-worker-authority';
+/** The check's title in the progress and the step list. */
+export const CHECK_TITLE = "check the plan against the worker's nodes.json and profiles";

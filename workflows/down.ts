@@ -3,9 +3,10 @@
  * 'down' and the gateway fragment. A failure once the stop has begun marks the node failed (RUNTIME.md), the same
  * saga as up. Step-sequence changes go behind patched(): see the comment at the top of up.ts.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { PulseActivities, StateInput } from '../activities/contract.js';
-import { publish, stopStep } from './options.js';
+import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
+import { publish, quickStep, stopStep } from './options.js';
 import { failDeploy, refuseUnconfirmed } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
@@ -14,6 +15,7 @@ import type { DeployResult, DownPlan } from './types.js';
 function downActivities(plan: DownPlan) {
   const on = ` on ${plan.node}`;
   return {
+    check: proxyActivities<PulseActivities>(quickStep(`check plan${on}`)).checkPlan,
     stop: proxyActivities<PulseActivities>(stopStep(`1/2 stop${on}`)).stopServer,
     publish: proxyActivities<PulseActivities>(publish(`2/2 publish state${on}`)).publishState,
     markFailed: proxyActivities<PulseActivities>(publish(`compensation${on}`)).markFailed,
@@ -28,13 +30,15 @@ export async function downWorkflow(plan: DownPlan): Promise<DeployResult> {
   const result = newResult(plan);
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'down');
+    if (patched(AUTHORITY_PATCH)) await t.run('check', CHECK_TITLE, () => acts.check(plan));
     saga.armed = true;
-    await t.run('stop', 'step 1/2 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe }), (s) =>
+    await t.run('stop', 'step 1/2 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }), (s) =>
       s.wasRunning ? 'stopped' : 'was not running',
     );
     const pub = await t.run('publish', 'step 2/2 publish state', () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
   } catch (err) {
+    if (!saga.armed) result.state = 'unchanged'; // refused before the stop: nothing changed on the node
     throw await failDeploy(err, t, saga, result, (error) => acts.markFailed(stateInput(plan, 'failed', error)));
   }
   result.ok = true;
@@ -59,7 +63,6 @@ function stateInput(plan: DownPlan, state: StateInput['state'], error: string | 
     overlayManifest: null,
     error,
     previousProfile: null,
-    fleet: plan.fleet,
   };
 }
 

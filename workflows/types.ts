@@ -47,6 +47,8 @@ export interface UpPlan {
   protected: boolean;
   /** --yes was given. The workflow itself refuses a protected node without it. */
   confirmed: boolean;
+  /** --experimental was given (the worker refuses an experimental profile without it, as the CLI does). */
+  experimental: boolean;
   recipe: PlanRecipe;
   env: {
     /** Full text of the rendered .env (header + assignments), no secrets (profiles cannot set them). */
@@ -65,7 +67,9 @@ export interface UpPlan {
   mounts: PlanMount[];
   /** Human lines: each overlay mount that replaced a profile mount (--overlay-wins). */
   replacements: string[];
-  overlay: { dir: string; sha256: string; manifest: unknown } | null;
+  /** The overlay as read by the CLI: `args` and `manifestText` are its two files' exact texts, so the worker can check
+   * the pairs and the overlay-sha256 itself (older plans lack them, and the worker refuses those). */
+  overlay: { dir: string; sha256: string; manifest: unknown; args: string; manifestText: string } | null;
   proofs: string[];
   clientNotes: string[];
   expect: {
@@ -247,7 +251,9 @@ export interface DeployResult {
   profile: string | null;
   /** 'full', 'same-identity' (steps 1,7,8,9), 'down'. */
   mode: 'full' | 'same-identity' | 'down';
-  state: NodeStateKind;
+  /** The node after the deploy; 'unchanged': it ended before its stop step and before preflight saw the container,
+   * so pulse changed nothing there and does not know whether it serves (the CLI then looks: cli/live-state.ts). */
+  state: NodeStateKind | 'unchanged';
   backupPath: string | null;
   rollbackCommand: string | null;
   error: string | null;

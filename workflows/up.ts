@@ -7,8 +7,9 @@
  * When no history older than the patch can still be running, switch to `deprecatePatch('pulse-<change>')` and later
  * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
  */
-import { ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PulseActivities, StateInput } from '../activities/contract.js';
+import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
 import { FAILURE } from './failures.js';
 import { memoryWait, publish, quickStep, readinessWait, stopStep } from './options.js';
 import { rollbackCommand } from './result.js';
@@ -21,6 +22,7 @@ import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult
 function upActivities(plan: UpPlan) {
   const on = ` on ${plan.node}`;
   return {
+    check: proxyActivities<PulseActivities>(quickStep(`check plan${on}`)).checkPlan,
     preflight: proxyActivities<PulseActivities>(quickStep(`1/9 preflight${on}`)).runPreflight,
     mkdir: proxyActivities<PulseActivities>(quickStep(`2/9 mkdir${on}`)).makeDirs,
     stop: proxyActivities<PulseActivities>(stopStep(`3/9 stop${on}`)).stopServer,
@@ -60,11 +62,14 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
   };
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
+    // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
+    if (patched(AUTHORITY_PATCH)) await run.t.run('check', CHECK_TITLE, () => run.acts.check(plan));
     await runSteps(run);
   } catch (err) {
     const r = run.result;
     if (run.saga.armed) r.rollbackCommand = rollbackCommand(plan.node, previousProfile(run), plan.rollbackHint, plan.protected);
-    if (!run.saga.armed) r.state = run.pre?.container?.running ? 'up' : 'down';
+    // Before the stop nothing changed on the node: its state is what preflight saw, or unknown (never "down").
+    if (!run.saga.armed) r.state = run.pre?.container ? (run.pre.container.running ? 'up' : 'down') : 'unchanged';
     throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)));
   }
   run.result.steps = run.t.resultSteps();
@@ -85,7 +90,7 @@ async function runSteps(run: UpRun): Promise<void> {
   }
   await t.run('mkdir', 'step 2/9 mkdir', () => acts.mkdir(plan));
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
-  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe }));
+  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }));
   await t.run('memory', 'step 4/9 memory wait', () => acts.memory(plan), (m) => `MemAvailable ${m.memAvailableGiB} GiB`);
   run.written = await t.run('write-env', 'step 5/9 write .env', () => acts.writeEnv(plan), (w) => (w.written ? `backup ${w.backupPath ?? 'none'}` : 'same identity: not written'));
   run.result.backupPath = run.written.backupPath;
@@ -133,7 +138,6 @@ function stateInput(run: UpRun, state: StateInput['state'], error: string | null
     overlayManifest: plan.overlay?.manifest ?? null,
     error,
     previousProfile: previousProfile(run),
-    fleet: plan.fleet,
   };
 }
 

@@ -23,6 +23,7 @@ export function dryRunPlan(opts: UpOptions, now: Date = new Date()): { plan: UpP
       overlay,
       overlayWins: opts.overlayWins,
       yes: opts.yes,
+      experimental: opts.experimental,
       restart: opts.restart,
       timeoutS: opts.timeoutS,
       minMemGib: opts.minMemGib,

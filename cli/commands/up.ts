@@ -28,7 +28,7 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();
   const overlay = opts.overlay ? readOverlay(opts.overlay) : null;
-  const base = { profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
+  const base = { profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, experimental: opts.experimental, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
   const draft = buildUpPlan(config, profiles, base, new Date());
   checkRefusals(draft, profileOf(profiles, opts.profile), { experimental: opts.experimental, dryRun: false });
   const state = await readNodeState(defaultStateDir(), opts.node);

@@ -69,7 +69,7 @@ export async function openDeploys(t: PulseTemporal, except?: string): Promise<nu
  * is open: visibility lags a just-started workflow, so a follower passes knownOpen); says so on `say`.
  * Returns null when another worker serves the queue.
  */
-export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false): Promise<LocalWorker | null> {
+export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false, nodes?: string): Promise<LocalWorker | null> {
   const served = await queuesServed(t);
   if (served.deploy && served.gateway) return null;
   if (!knownOpen && (await openDeploys(t)) === 0) return null;
@@ -85,7 +85,10 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   const connection = await NativeConnection.connect(workerConnectOptions(t.target));
   const logger = { info() {}, warn: (m: string) => say(`worker: ${m}`) };
   // The gateway queue only when nobody serves it: state writes belong to the gateway host when one runs a worker.
-  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), logger, gateway: !served.gateway });
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  // The same nodes.json as this command (--nodes / PULSE_NODES): the worker checks every plan against it.
+  const nodesPath = resolveNodesPath(nodes);
+  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), nodesPath, logger, gateway: !served.gateway });
   const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
   say(`no pulse worker polls task queue ${missing}: running one in this process until the deploy ends`);
   const running = worker.run();
@@ -117,9 +120,11 @@ export async function run(opts: WorkerRunOptions): Promise<number> {
     const { parseHostPort } = await import('../../worker/metrics.js');
     parseHostPort(metricsAddress, opts.metrics ? '--metrics' : 'PULSE_METRICS_ADDRESS'); // usage error before connecting
   }
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
   const t = await connectTemporal(opts);
   try {
     await runWorker({
+      nodesPath: resolveNodesPath(opts.nodes),
       ...workerConnectOptions(t.target),
       namespace: t.target.namespace,
       taskQueue: opts.taskQueue ?? TASK_QUEUE,

@@ -18,6 +18,10 @@ export interface Overlay {
   /** overlaySha256(docker-args.txt bytes, manifest.json bytes). */
   sha256: string;
   manifest: unknown;
+  /** docker-args.txt and manifest.json as text: they travel in the plan, so a worker that has no overlay folder can
+   * check the pairs with the same rules and the overlay-sha256 against them (runtime/plan-check.ts). */
+  argsText: string;
+  manifestText: string;
 }
 
 /**
@@ -55,22 +59,40 @@ function readBytes(file: string): Buffer {
   }
 }
 
+/** The bytes of a file as UTF-8 text; a file that is not valid UTF-8 could not travel in the plan unchanged. */
+function utf8(bytes: Buffer, file: string): string {
+  const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes)) throw new PulseError('config', `${displayPath(file)}: not valid UTF-8`);
+  return text;
+}
+
+/**
+ * Check an overlay from its folder path and its two files' texts: readOverlay (the CLI) and the worker's re-check
+ * of a plan (the folder may not exist on the worker host) share these rules. `where` names the files in errors.
+ */
+export function overlayOf(dir: string, argsText: string, manifestText: string, where = { args: 'docker-args.txt', manifest: 'manifest.json' }): Overlay {
+  // The folder goes into the .env header and the plan that node scripts receive: the same word rule as any value.
+  const bad = wordProblem(dir);
+  if (bad || !path.isAbsolute(dir)) throw new PulseError('config', `--overlay ${JSON.stringify(dir)}: the folder path ${bad ?? 'is not absolute'}`);
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(manifestText);
+  } catch (e) {
+    throw new PulseError('config', `${where.manifest}: not valid JSON: ${(e as Error).message}`);
+  }
+  const pairs = parseOverlayArgs(argsText, where.args);
+  const sha256 = overlaySha256(Buffer.from(argsText, 'utf8'), Buffer.from(manifestText, 'utf8'));
+  return { dir, pairs, sha256, manifest, argsText, manifestText };
+}
+
 /** Read and check the overlay in `dir`. */
 export function readOverlay(dir: string): Overlay {
   const abs = path.resolve(dir);
-  const argsFile = path.join(abs, 'docker-args.txt');
-  const manifestFile = path.join(abs, 'manifest.json');
-  // The folder goes into the .env header and the plan that node scripts receive: the same word rule as any value.
   const bad = wordProblem(abs);
   if (bad) throw new PulseError('config', `--overlay ${JSON.stringify(abs)}: the folder path ${bad}`);
-  const args = readBytes(argsFile);
-  const manifestBytes = readBytes(manifestFile);
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(manifestBytes.toString('utf8'));
-  } catch (e) {
-    throw new PulseError('config', `${displayPath(manifestFile)}: not valid JSON: ${(e as Error).message}`);
-  }
-  const pairs = parseOverlayArgs(args.toString('utf8'), displayPath(argsFile));
-  return { dir: abs, pairs, sha256: overlaySha256(args, manifestBytes), manifest };
+  const argsFile = path.join(abs, 'docker-args.txt');
+  const manifestFile = path.join(abs, 'manifest.json');
+  const args = utf8(readBytes(argsFile), argsFile);
+  const manifestText = utf8(readBytes(manifestFile), manifestFile);
+  return overlayOf(abs, args, manifestText, { args: displayPath(argsFile), manifest: displayPath(manifestFile) });
 }

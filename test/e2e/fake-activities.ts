@@ -78,6 +78,9 @@ async function readiness(plan: UpPlan) {
 
 /** The activity implementations, as createPulseWorker would register them. */
 export const fakeActivities: PulseActivities = {
+  async checkPlan(plan) {
+    return { node: plan.node, nodesFile: '(fake)' };
+  },
   async runPreflight(plan) {
     return preflight(plan);
   },

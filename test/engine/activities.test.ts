@@ -13,8 +13,7 @@ import type { WaitCheckpoint } from '../../activities/wait.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { PulseErrorKind } from '../../runtime/errors.js';
 import type { StateInput } from '../../activities/contract.js';
-import { fakeDeps } from '../workflows/fake-deps.js';
-import { upPlan } from '../workflows/fixtures.js';
+import { fakeDeps, workerPlan } from '../workflows/fake-deps.js';
 
 const quiet = { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } };
 
@@ -56,7 +55,7 @@ describe('waits resume from heartbeat details', () => {
     const cp: WaitCheckpoint = { step: 'readiness', attempt: 7, lastAnswer: 'HTTP 503', elapsedS: 10, timeoutS: 10, elapsedMs: 10_000 };
     const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => now, monotonic: () => now } });
     const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: cp }, quiet);
-    const err = await env.run(createActivities(deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
+    const err = await env.run(createActivities(deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'Timeout');
     assert.equal(err.nonRetryable, true);
@@ -111,7 +110,7 @@ describe('waits resume from heartbeat details', () => {
     const env = new MockActivityEnvironment(undefined, quiet);
     const beats: WaitCheckpoint[] = [];
     env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
-    const m = (await env.run(createActivities(deps).waitForMemory, upPlan())) as { memAvailableGiB: number };
+    const m = (await env.run(createActivities(deps).waitForMemory, workerPlan({ memory: { gateGiB: 100, timeoutS: 600 } }))) as { memAvailableGiB: number };
     assert.equal(m.memAvailableGiB, 100);
     assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 1, 600], ['memory', 3, 2, 600]]);
     assert.equal(beats[0]?.lastAnswer, 'MemAvailable 90 GiB < 100 GiB');
@@ -132,7 +131,7 @@ describe('node steps and state activities', () => {
       }),
     });
     const env = new MockActivityEnvironment(undefined, quiet);
-    const p = env.run(createActivities(deps).stopServer, { node: 'spark2', target: upPlan().target, recipe: upPlan().recipe }).catch((e: unknown) => e);
+    const p = env.run(createActivities(deps).stopServer, { node: 'spark2', target: workerPlan().target, recipe: workerPlan().recipe, confirmed: false }).catch((e: unknown) => e);
     while (!entered) await new Promise((r) => setTimeout(r, 5));
     env.cancel();
     await p;
@@ -144,7 +143,7 @@ describe('node steps and state activities', () => {
     const env = new MockActivityEnvironment(undefined, quiet);
     const input: StateInput = {
       node: 'spark2', state: 'up', action: 'up', profile: 'best', identity: null, backupPath: null, logPath: null, kvCacheLine: null,
-      maxModelLen: null, servedModelName: null, overlayManifest: null, error: null, previousProfile: null, fleet: upPlan().fleet,
+      maxModelLen: null, servedModelName: null, overlayManifest: null, error: null, previousProfile: null, fleet: workerPlan().fleet,
     };
     await env.run(createActivities(deps).markFailed, { ...input, error: 'start: API_KEY=sk-999 refused' });
     const s = mem.states.get('spark2');

@@ -64,7 +64,7 @@ test(`overlay reader: ${RUNS} generated docker-args.txt texts, each rejected in 
       }
       accepted += 1;
       assertSafePairs({ pairs });
-      const overlay: Overlay = { dir: '/srv/overlays/o1', pairs, sha256: 'f'.repeat(64), manifest: {} };
+      const overlay: Overlay = { dir: '/srv/overlays/o1', pairs, sha256: 'f'.repeat(64), manifest: {}, argsText: text, manifestText: '{}' };
       let plan;
       try {
         plan = render(overlay, wins);

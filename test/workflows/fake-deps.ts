@@ -1,5 +1,11 @@
 /** ActivityDeps with fake step functions and an in-memory state store: the REAL activities over a scripted node. */
+import path from 'node:path';
+import type { WorkerFilesSource } from '../../activities/authority.js';
 import type { ActivityDeps, StepFunctions } from '../../activities/deps.js';
+import { buildUpPlan } from '../../runtime/plan.js';
+import { REPO_ROOT } from '../helpers/dev-server.js';
+import { fileSource } from '../../worker/deps.js';
+import type { UpPlan } from '../../workflows/types.js';
 import type { NodeSession } from '../../runtime/node/types.js';
 import type { FleetEntry, NodeState } from '../../workflows/types.js';
 import { preflight } from './fixtures.js';
@@ -10,6 +16,16 @@ export interface MemoryState {
   fragments: FleetEntry[][];
 }
 
+/** The worker's own files of these tests: test/fixtures/nodes/fleet.json and the shipped profiles. */
+export const FIXTURE_FILES: WorkerFilesSource = fileSource(path.join(REPO_ROOT, 'test', 'fixtures', 'nodes', 'fleet.json'), path.join(REPO_ROOT, 'runtime', 'qwen38', 'profiles'));
+
+/** A plan the fixture worker accepts (the CLI's builder over its files), with option fields changed by `over`. */
+export function workerPlan(over: { readiness?: UpPlan['readiness']; memory?: UpPlan['memory'] } = {}): UpPlan {
+  const { config, profiles } = FIXTURE_FILES.load();
+  const plan = buildUpPlan(config, profiles, { profile: 'best', node: 'spark2', overlay: null, overlayWins: false, yes: false, restart: false }, new Date('2026-09-23T10:15:00Z'));
+  return { ...plan, ...over };
+}
+
 export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDeps> = {}): { deps: ActivityDeps; mem: MemoryState } {
   const mem: MemoryState = { states: new Map(), history: [], fragments: [] };
   const steps: StepFunctions = {
@@ -18,7 +34,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
     stopServer: async () => ({ wasRunning: true, containerGone: true }),
     sampleMemory: async (_s, gate) => ({ memAvailableGiB: gate + 1, gateGiB: gate, watermarkScaleFactor: 10 }),
     writeEnv: async () => ({ written: true, backupPath: '/srv/qwen38/.env.pulse-bak-x', carriedSecretLines: 0 }),
-    startServer: async () => ({ started: true, logPath: '/srv/qwen38/logs/x.log' }),
+    startServer: async (_s, plan) => ({ started: true, logPath: `${plan.recipe.dir}/logs/pulse-up-${plan.stamp}.log` }),
     probeReadiness: async () => ({ ready: true, httpStatus: 200, detail: 'ok' }),
     verifyServer: async () => ({ ok: true, servedModelName: 'qwen38', maxModelLen: 1, kvCacheLine: 'kv', proofs: [], problems: [], warnings: [] }),
     ...over,
@@ -33,6 +49,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
       publishFragment: async (_dir, fleet) => { mem.fragments.push(fleet); return { changed: true, warnings: [] }; },
     },
     stateDir: '/nonexistent',
+    files: FIXTURE_FILES,
     clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger: { info: () => undefined, warn: () => undefined },
     ...extra,

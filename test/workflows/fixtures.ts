@@ -7,7 +7,7 @@ export function upPlan(over: Partial<UpPlan> = {}): UpPlan {
   const recipe = { name: 'qwen38-flash', dir: '/srv/qwen38', start: 'start.sh', stop: 'stop.sh', container: 'vllm_qwen38' };
   return {
     action: 'up', version: 1, node: 'spark2', target: { name: 'spark2', host: 'ssh', ssh: 'spark2' }, profile: 'best',
-    protected: false, confirmed: false, recipe,
+    protected: false, confirmed: false, experimental: false, recipe,
     env: {
       text: '# pulse-profile: best\nMAX_NUM_SEQS="4"\n',
       identity: { sha256: 'a'.repeat(64), profile: 'best', overlay: 'none' },
@@ -68,6 +68,7 @@ export function nonRetryable(type: string, message: string): ApplicationFailure 
 export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) => Promise<unknown>>> = {}, pre = preflight()): FakeRun {
   const run: FakeRun = { acts: {} as PulseActivities, calls: [], states: [], starts: [] };
   const base: PulseActivities = {
+    checkPlan: async (plan) => ({ node: plan.node, nodesFile: '(fake)' }),
     runPreflight: async () => pre,
     makeDirs: async () => ({}),
     stopServer: async () => ({ wasRunning: true, containerGone: true }),

@@ -13,8 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities/index.js';
-import { fakeDeps } from './fake-deps.js';
-import { upPlan } from './fixtures.js';
+import { fakeDeps, workerPlan } from './fake-deps.js';
 import { runWorkflow, timeSkippingEnv } from './harness.js';
 
 describe('readiness wait: 35 minutes of virtual time', () => {
@@ -39,7 +38,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
       },
       { clock: { now: () => now, monotonic: () => now }, pollIntervalMs: 15_000, sleep: async (ms) => { now += ms; } },
     );
-    const o = await runWorkflow(env, createActivities(deps), upPlan({ readiness: { timeoutS: 2100 } }));
+    const o = await runWorkflow(env, createActivities(deps), workerPlan({ readiness: { timeoutS: 2100 } }));
     assert.equal(o.ok, false);
     assert.equal(o.result.errorType, 'Timeout');
     assert.match(o.result.error ?? '', /^readiness: readiness not reached within 2100 s \(141 probes; last answer: HTTP 503: loading weights\)$/);
@@ -57,7 +56,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
       { probeReadiness: async () => ({ ready: ++probes === 5, httpStatus: probes === 5 ? 200 : 503, detail: 'x' }) },
       { clock: { now: () => now, monotonic: () => now }, sleep: async (ms) => { now += ms; } },
     );
-    const o = await runWorkflow(env, createActivities(deps), upPlan());
+    const o = await runWorkflow(env, createActivities(deps), workerPlan());
     assert.equal(o.ok, true);
     assert.equal(probes, 5);
     assert.equal(now, 4000); // four 1 s intervals before the fifth probe

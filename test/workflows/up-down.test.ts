@@ -11,7 +11,7 @@ import type { DeployProgress } from '../../workflows/types.js';
 import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, preflight, upPlan } from './fixtures.js';
 import { runWorkflow, timeSkippingEnv } from './harness.js';
 
-const FULL = ['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up'];
+const FULL = ['checkPlan', 'runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up'];
 
 describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', () => {
   let env: TestWorkflowEnvironment;
@@ -37,7 +37,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(up?.state, 'up');
     assert.equal(up?.kvCacheLine, 'GPU KV cache size: 1 tokens');
     assert.equal(up?.previousProfile, 'datagen');
-    assert.deepEqual(o.result.steps.map((s) => s.step), ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish']);
+    assert.deepEqual(o.result.steps.map((s) => s.step), ['check', 'preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish']);
   });
 
   it('same identity running: only steps 1, 7, 8, 9; --restart forces the full path', async () => {
@@ -45,7 +45,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const o = await runWorkflow(env, same.acts, upPlan());
     assert.equal(o.ok, true);
     assert.equal(o.result.mode, 'same-identity');
-    assert.deepEqual(same.calls, ['runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']);
+    assert.deepEqual(same.calls, ['checkPlan', 'runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']);
     const restart = fakeActivities({}, preflight({ sameIdentityRunning: true }));
     await runWorkflow(env, restart.acts, upPlan({ restart: true }));
     assert.deepEqual(restart.calls, FULL);
@@ -73,7 +73,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.ok, false);
     assert.equal(o.failure?.type, DEPLOY_FAILED);
     assert.equal(o.failure?.message, 'start: image missing');
-    assert.deepEqual(f.calls, [...FULL.slice(0, 7), 'markFailed']);
+    assert.deepEqual(f.calls, [...FULL.slice(0, 8), 'markFailed']);
     assert.equal(o.result.compensated, true);
     assert.equal(o.result.state, 'failed');
     assert.equal(o.result.errorType, 'PreconditionFailed');
@@ -87,7 +87,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
   it('a failing stop step compensates too (the stop had begun); rollback falls back to the plan hint', async () => {
     const f = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh exit 1'); } }, preflight({ currentIdentity: null }));
     const o = await runWorkflow(env, f.acts, upPlan({ rollbackHint: 'pulse model up capture --node spark2' }));
-    assert.deepEqual(f.calls, ['runPreflight', 'makeDirs', 'stopServer', 'markFailed']);
+    assert.deepEqual(f.calls, ['checkPlan', 'runPreflight', 'makeDirs', 'stopServer', 'markFailed']);
     assert.equal(o.result.rollbackCommand, 'pulse model up capture --node spark2');
     assert.equal(o.result.backupPath, null);
   });
@@ -97,12 +97,12 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const o = await runWorkflow(env, bad.acts, upPlan());
     assert.equal(o.result.errorType, 'PreconditionFailed');
     assert.match(o.result.error ?? '', /mount \/x: missing/);
-    assert.deepEqual(bad.calls, ['runPreflight']);
+    assert.deepEqual(bad.calls, ['checkPlan', 'runPreflight']);
     assert.equal(o.result.compensated, false);
     assert.equal(o.result.rollbackCommand, null);
     const mk = fakeActivities({ makeDirs: async () => { throw nonRetryable('Refused', 'no'); } });
     await runWorkflow(env, mk.acts, upPlan());
-    assert.deepEqual(mk.calls, ['runPreflight', 'makeDirs']);
+    assert.deepEqual(mk.calls, ['checkPlan', 'runPreflight', 'makeDirs']);
   });
 
   it('a verify problem fails the deploy and compensates; missing proofs are only warnings', async () => {
@@ -115,6 +115,35 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const ok = await runWorkflow(env, fakeActivities({ verifyServer: async () => w }).acts, upPlan());
     assert.equal(ok.ok, true);
     assert.deepEqual(ok.result.warnings, w.warnings);
+  });
+
+  it('cancelled before preflight ends: nothing compensated, and the node is "unchanged", never "down"', async () => {
+    const f = fakeActivities({ runPreflight: hangUntilCancelled });
+    const o = await runWorkflow(env, f.acts, upPlan(), async (h) => {
+      while (!f.calls.includes('runPreflight')) await new Promise((r) => setTimeout(r, 20));
+      await h.cancel();
+    });
+    assert.equal(o.failure?.type, DEPLOY_CANCELLED);
+    assert.equal(o.result.compensated, false);
+    assert.equal(o.result.state, 'unchanged');
+    assert.deepEqual(f.calls, ['checkPlan', 'runPreflight']);
+  });
+
+  it('a plan the worker refuses (checkPlan) runs no step: up and down end Refused, the node "unchanged"', async () => {
+    const refuse = async (): Promise<never> => {
+      throw nonRetryable('Refused', 'plan refused by the worker: recipe.start differs');
+    };
+    const up = fakeActivities({ checkPlan: refuse });
+    const o = await runWorkflow(env, up.acts, upPlan());
+    assert.equal(o.result.errorType, 'Refused');
+    assert.equal(o.result.state, 'unchanged');
+    assert.match(o.result.error ?? '', /^check: plan refused by the worker/);
+    assert.deepEqual(up.calls, ['checkPlan']);
+    const down = fakeActivities({ checkPlan: refuse });
+    const d = await runWorkflow(env, down.acts, downPlan());
+    assert.equal(d.result.errorType, 'Refused');
+    assert.equal(d.result.state, 'unchanged');
+    assert.deepEqual(down.calls, ['checkPlan']);
   });
 
   it('cancellation during readiness compensates and ends as DeployCancelled; the progress query shows the step', async () => {
@@ -131,18 +160,18 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(f.calls.at(-1), 'markFailed');
     const p = seen as DeployProgress | null;
     assert.equal(p?.step, 'readiness');
-    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
   });
 
   it('down: stop then publish down; a failing stop marks the node failed', async () => {
     const f = fakeActivities();
     const o = await runWorkflow(env, f.acts, downPlan());
     assert.equal(o.ok, true);
-    assert.deepEqual(f.calls, ['stopServer', 'publishState:down']);
+    assert.deepEqual(f.calls, ['checkPlan', 'stopServer', 'publishState:down']);
     assert.equal(o.result.state, 'down');
     const bad = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh failed'); } });
     const ob = await runWorkflow(env, bad.acts, downPlan());
-    assert.deepEqual(bad.calls, ['stopServer', 'markFailed']);
+    assert.deepEqual(bad.calls, ['checkPlan', 'stopServer', 'markFailed']);
     assert.equal(ob.result.state, 'failed');
     assert.equal(bad.states.at(-1)?.state, 'failed');
   });

@@ -1,0 +1,99 @@
+/**
+ * The worker is the authority (HOUSE-STYLE 19): every activity that touches a node or the state dir takes only
+ * NAMES from its input and derives what it uses from the worker's own nodes.json and profiles (runtime/plan-check.ts).
+ * So neither a hand-made workflow input nor another worker's workflow that schedules pulse's activities on pulse's
+ * task queues can make a node run a script, write a path, reach a host or put a URL into the gateway file that
+ * the worker's own files would not. The files are read again for each activity (a few small files; a stale cache
+ * would be a second authority).
+ */
+import { Context } from '@temporalio/activity';
+import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
+import { fleetOf } from '../runtime/plan.js';
+import type { DownPlan, FleetEntry, NodeState, UpPlan } from '../workflows/types.js';
+import { toFailure } from './errors.js';
+
+/** Loads the worker's own nodes.json and profiles (worker/deps.ts reads the files; tests may hand in fixed ones). */
+export interface WorkerFilesSource {
+  load(): WorkerFiles;
+}
+
+/** The checks of the activities, each throwing a classified failure (Refused, ConfigError) on a mismatch. */
+export interface Authority {
+  up(input: unknown): UpPlan;
+  down(input: unknown): DownPlan;
+  stop(input: unknown): OwnStop;
+  /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
+  state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at'>; fleet: FleetEntry[] };
+}
+
+function classified<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw toFailure(err, Context.current().info.attempt, false);
+  }
+}
+
+export function authority(source: WorkerFilesSource): Authority {
+  return {
+    up: (input) => classified(() => ownUpPlan(source.load(), input)),
+    down: (input) => classified(() => ownDownPlan(source.load(), input)),
+    stop: (input) => classified(() => ownStop(source.load(), input)),
+    state: (input) => classified(() => ownState(source.load(), input)),
+  };
+}
+
+const STATES = ['up', 'down', 'failed', 'starting'] as const;
+const MAX_TEXT = 65536;
+
+function text(o: Record<string, unknown>, key: string): string | null {
+  const v = o[key];
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'string' || v.length > MAX_TEXT) throw refusePlan(`state input: ${key} is not a short text`);
+  return v;
+}
+
+function identity(v: unknown, profiles: WorkerFiles['profiles']): NodeState['identity'] {
+  if (v === null || v === undefined) return null;
+  const o = v as Record<string, unknown>;
+  const ok = typeof o === 'object' && typeof o['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(o['sha256'])
+    && typeof o['profile'] === 'string' && profiles.has(o['profile']) && typeof o['overlay'] === 'string' && o['overlay'].length <= MAX_TEXT;
+  if (!ok) throw refusePlan('state input: identity is not a pulse .env identity of a known profile');
+  return { sha256: o['sha256'] as string, profile: o['profile'] as string, overlay: o['overlay'] as string };
+}
+
+/**
+ * A state write names a node of the worker's nodes.json and a known profile; the fleet of the gateway file is the
+ * worker's (fleetOf), whatever the input carries (older workflows still send one; it is ignored).
+ */
+function ownState(files: WorkerFiles, input: unknown): ReturnType<Authority['state']> {
+  if (typeof input !== 'object' || input === null) throw refusePlan('state input is not an object');
+  const o = input as Record<string, unknown>;
+  const node = text(o, 'node');
+  if (node === null || !Object.hasOwn(files.config.nodes, node)) throw refusePlan(`node ${JSON.stringify(node)} is not in the worker's nodes.json (${files.config.file})`);
+  const state = STATES.find((s) => s === o['state']);
+  const action = o['action'] === 'up' || o['action'] === 'down' ? o['action'] : null;
+  if (!state || !action) throw refusePlan('state input: state or action is not one pulse writes');
+  const profile = text(o, 'profile');
+  if (profile !== null && !files.profiles.has(profile)) throw refusePlan(`state input: profile ${JSON.stringify(profile)} is not among the worker's profiles`);
+  const len = o['maxModelLen'];
+  if (len !== null && len !== undefined && !(typeof len === 'number' && Number.isInteger(len) && len > 0)) throw refusePlan('state input: maxModelLen is not a whole number');
+  return {
+    state: {
+      node,
+      state,
+      action,
+      profile,
+      identity: identity(o['identity'], files.profiles),
+      backupPath: text(o, 'backupPath'),
+      logPath: text(o, 'logPath'),
+      kvCacheLine: text(o, 'kvCacheLine'),
+      maxModelLen: typeof len === 'number' ? len : null,
+      servedModelName: text(o, 'servedModelName'),
+      overlayManifest: o['overlayManifest'] ?? null,
+      error: text(o, 'error'),
+      previousProfile: text(o, 'previousProfile'),
+    },
+    fleet: fleetOf(files.config),
+  };
+}
