@@ -48,6 +48,10 @@ export interface NodeOnlyOptions extends GlobalOptions {
   node: string;
 }
 
+export interface CancelOptions extends NodeOnlyOptions {
+  yes: boolean;
+}
+
 export interface HistoryOptions extends GlobalOptions {
   node: string | undefined;
   limit: number;

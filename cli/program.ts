@@ -150,10 +150,11 @@ export function buildProgram(): Command {
 
   model
     .command('cancel')
-    .description('Cancel the deploy that holds the node; it then marks the node failed.')
+    .description('Cancel the deploy that holds the node; it then marks the node failed. A protected node needs --yes.')
     .requiredOption('--node <node>', 'node name')
+    .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
     .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: o['node'] as string };
+      const opts: O.CancelOptions = { ...globals(cmd), node: o['node'] as string, yes: Boolean(o['yes']) };
       await runLazy(() => import('./commands/cancel.js'), opts);
     });
 

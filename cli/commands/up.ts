@@ -83,13 +83,15 @@ export interface ShowOptions {
   detach: boolean;
   json: boolean;
   verbose: boolean;
+  /** --nodes: the in-process worker checks the plan against the same file. */
+  nodes?: string | undefined;
 }
 
 /** Starts the deploy, then follows it, or (--detach) says how to follow it. */
 export async function startAndFollow(t: PulseTemporal, plan: UpPlan | DownPlan, what: string, show: ShowOptions): Promise<number> {
-  const { detach, json, verbose } = show;
+  const { detach, json, verbose, nodes } = show;
   const started = await startDeploy(t, plan, what);
-  if (!detach) return followDeploy(t, { ...started, node: plan.node, what, json, verbose });
+  if (!detach) return followDeploy(t, { ...started, node: plan.node, what, json, verbose, nodes });
   const link = uiLink(t.target, started.workflowId, started.runId);
   const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`, `follow it: pulse model watch --node ${plan.node}`];
   if (link) lines.push(`Temporal UI: ${link}`);

@@ -41,6 +41,8 @@ export interface FollowRequest {
   verbose?: boolean;
   /** The run has already closed: replay its steps and result, run no worker. */
   closed?: boolean;
+  /** The command's --nodes: the in-process worker checks plans against it, and the live-state line reads it. */
+  nodes?: string | undefined;
 }
 
 function detachLines(t: PulseTemporal, req: FollowRequest, local: LocalWorker | null): string[] {
@@ -66,7 +68,7 @@ class WorkerKeeper {
   private timer: NodeJS.Timeout | null = null;
   private checking = false;
 
-  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void) {}
+  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void, private readonly nodes?: string) {}
 
   async start(): Promise<void> {
     await this.check();
@@ -77,7 +79,7 @@ class WorkerKeeper {
     if (this.local || this.checking) return;
     this.checking = true;
     try {
-      this.local = await ensureWorker(this.t, this.say, true);
+      this.local = await ensureWorker(this.t, this.say, true, this.nodes);
     } finally {
       this.checking = false;
     }
@@ -99,7 +101,7 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
   const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null);
   const link = uiLink(t.target, req.workflowId, req.runId) ?? uiHint(t.target);
   printer.line(`${req.what}: workflow ${req.workflowId} (run ${req.runId})${link ? `\n  ${link}` : ''}`);
-  const keeper = new WorkerKeeper(t, (l) => printer.line(l));
+  const keeper = new WorkerKeeper(t, (l) => printer.line(l), req.nodes);
   const ac = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -114,6 +116,10 @@ export async function followDeploy(t: PulseTemporal, req: FollowRequest): Promis
     outcome = await followRun(t.client, req.workflowId, req.runId, { printer, signal: ac.signal });
     if (outcome.kind === 'detached') for (const l of detachLines(t, req, keeper.local)) printer.line(l);
     else printer.outcome(outcome, req.what);
+    if (outcome.kind === 'closed' && outcome.result?.state === 'unchanged') {
+      const { liveStateLine } = await import('../live-state.js');
+      printer.line(`  ${await liveStateLine(req.node, req.nodes)}`);
+    }
     await keeper.stop();
     if (keeper.local && outcome.kind === 'closed') await noteOthers(t, printer, req.workflowId);
   } finally {
@@ -159,7 +165,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     }
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     if (!last.running) process.stdout.write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followDeploy(t, { ...last, node: opts.node, json: opts.json, verbose: opts.verbose, closed: !last.running });
+    return await followDeploy(t, { ...last, node: opts.node, json: opts.json, verbose: opts.verbose, closed: !last.running, nodes: opts.nodes });
   } finally {
     await t.close();
   }

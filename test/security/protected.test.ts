@@ -6,13 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { writeFileSync } from 'node:fs';
+import { workflowIdFor } from '../../workflows/definitions.js';
 import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startStack, type Stack } from '../faults/stack.js';
 
 let stack: Stack;
 
 before(async () => {
   stack = await startStack({ nodes: ['guarded', 'open'], protected: ['guarded'], readyDelayMs: 200 });
+  for (const n of stack.sim.nodes) writeFileSync(n.envPath, 'MAX_NUM_SEQS=2\n', { mode: 0o600 });
 });
 after(async () => {
   await stack?.stop();
@@ -50,3 +54,56 @@ test('the same plans with --yes run on the protected node (the refusal is the on
   const down = await stack.outcome(await stack.start(stack.planDown('guarded', true)));
   assert.equal(down.status, 'succeeded', down.error ?? '');
 });
+
+test('cancel on a protected node refuses without --yes (exit 4, before Temporal), and cancels with it', async () => {
+  const guarded = stack.sim.node('guarded');
+  guarded.setReadyDelay(60_000); // the deploy waits in readiness, so there is something to cancel
+  try {
+    const h = await stack.start(stack.planUp('guarded', 'best', { yes: true, restart: true }));
+    await waitUntilStep(h.workflowId, 'pollReadiness');
+    const refused = await runCli(['model', 'cancel', '--node', 'guarded'], stack.env);
+    assert.equal(refused.code, 4, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /^pulse: node guarded is protected; add --yes to cancel the deploy on it$/m);
+    assert.equal((await h.describe()).status.name, 'RUNNING', 'the refused cancel cancelled nothing');
+    const ok = await runCli(['model', 'cancel', '--node', 'guarded', '--yes'], stack.env);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.equal((await stack.outcome(h)).status, 'failed-compensated');
+  } finally {
+    guarded.setReadyDelay(200);
+  }
+  // An unprotected node needs no --yes (the refusal is the protected flag's, not cancel's).
+  const none = await runCli(['model', 'cancel', '--node', 'open'], stack.env);
+  assert.match(none.stderr, /nothing to cancel: no deploy runs on open/);
+});
+
+test('a deploy cancelled before its preflight ends prints the node as it is (it still serves), never "node down"', async () => {
+  const open = stack.sim.node('open');
+  const first = await runCli(['model', 'up', 'datagen', '--node', 'open'], stack.env);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  open.setControl({ dockerSlowMs: 120_000 }); // a busy docker daemon: the preflight's docker calls hang
+  try {
+    const up = startCli(['model', 'up', 'best', '--node', 'open'], stack.env);
+    await waitForOutput(up, /→ 1\/9 preflight on open/);
+    await waitUntilStep(workflowIdFor('open'), 'runPreflight');
+    const cancel = await runCli(['model', 'cancel', '--node', 'open'], stack.env);
+    assert.equal(cancel.code, 0, cancel.stdout + cancel.stderr);
+    open.setControl({ dockerSlowMs: 0 }); // the daemon answers again (the cancelled preflight's calls were killed)
+    const r = await up.done;
+    assert.notEqual(r.code, 0);
+    assert.doesNotMatch(r.stdout, /node down/, r.stdout);
+    assert.match(r.stdout, /up best on open: FAILED, node unchanged: preflight: deploy cancelled by request/, r.stdout);
+    assert.match(r.stdout, /pulse changed nothing on open: it still serves \(container \S+ running, profile datagen\)/, r.stdout);
+  } finally {
+    open.setControl({ dockerSlowMs: 0 });
+  }
+});
+
+async function waitUntilStep(workflowId: string, activity: string): Promise<void> {
+  const h = stack.client.workflow.getHandle(workflowId);
+  for (let i = 0; i < 600; i++) {
+    const d = await h.describe();
+    if ((d.raw.pendingActivities ?? []).some((p) => p.activityType?.name === activity && Number(p.state) === 2)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${activity} never started`);
+}

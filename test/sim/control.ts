@@ -32,6 +32,8 @@ export interface NodeControl {
   nvidiaSmiHidesContainers: boolean;
   /** The docker daemon is down: every docker command fails like the real CLI does without a daemon. */
   dockerDown: boolean;
+  /** A busy docker daemon: every docker command answers only after this long (ms; 0 = at once). */
+  dockerSlowMs: number;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -40,6 +42,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   slowMs: 2000,
   nvidiaSmiHidesContainers: false,
   dockerDown: false,
+  dockerSlowMs: 0,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

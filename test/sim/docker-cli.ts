@@ -52,6 +52,8 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (stateDir) appendJsonLine(path.join(stateDir, 'docker-calls.jsonl'), { at: new Date().toISOString(), argv });
   try {
+    const slow = stateDir ? readControl(stateDir).dockerSlowMs : 0;
+    if (slow > 0) await new Promise((r) => setTimeout(r, slow)); // a busy daemon: the CLI waits for its answer
     if (stateDir && readControl(stateDir).dockerDown) {
       throw new DockerExit('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?', 1);
     }

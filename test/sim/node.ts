@@ -162,7 +162,7 @@ export class SimNode extends NodeRecords {
   setReadyDelay(ms: number): void {
     writeControl(this.paths.state, { readyDelayMs: ms });
   }
-  /** Any other control (slowMs, nvidiaSmiHidesContainers, dockerDown). */
+  /** Any other control (slowMs, nvidiaSmiHidesContainers, dockerDown, dockerSlowMs). */
   setControl(patch: Partial<NodeControl>): NodeControl {
     return writeControl(this.paths.state, patch);
   }
