@@ -143,6 +143,16 @@ test('the worker gets the ssh files read-only and looks for its ssh config insid
   assert.ok(gitIgnored(path.join(def, 'id_ed25519')) && gitIgnored(path.join(def, 'known_hosts')) && gitIgnored(path.join(def, 'config')));
 });
 
+test('the worker gets the site nodes.json read-only, and PULSE_NODES points at it (the worker is the authority)', () => {
+  const w = svc(SERVICES.worker);
+  const nodes = mountsOf(w).find((m) => m.target === '/app/runtime/nodes.json');
+  assert.ok(nodes, 'no nodes.json mount');
+  assert.equal(nodes.type, 'bind');
+  assert.equal(nodes.readOnly, true, 'nodes.json must be mounted read-only');
+  assert.equal(withDefaults(nodes.source), './runtime/nodes.json');
+  assert.equal(envOf(w)['PULSE_NODES'], nodes.target);
+});
+
 test('ports and addresses agree with the code: gRPC 7233, task queue pulse-deploy, the UI port', () => {
   const grpc = embeddedPort();
   assert.equal(grpc, 7233, 'the CLI default gRPC port');

@@ -41,7 +41,7 @@ describe('crash-resume: SIGKILL of the worker during each of the nine steps', ()
     const log = openSync(path.join(dir, `worker-${children.length}.log`), 'a');
     const child = spawn(process.execPath, [CHILD], {
       stdio: ['ignore', log, log],
-      env: { ...process.env, TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: rig.stateDir, PULSE_SSH_CONFIG: rig.sim.sshConfigPath, PULSE_CRASH_DIR: dir, PULSE_CRASH_HOLDS: JSON.stringify(holds) },
+      env: { ...process.env, TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: rig.stateDir, PULSE_NODES: rig.nodesJson, PULSE_SSH_CONFIG: rig.sim.sshConfigPath, PULSE_CRASH_DIR: dir, PULSE_CRASH_HOLDS: JSON.stringify(holds) },
     });
     children.push(child);
     return child;

@@ -89,7 +89,7 @@ function helpers(stateDir: string, nodesJson: string, client: Client, server: De
     },
     async worker() {
       const connection = await NativeConnection.connect({ address: server.address });
-      const w = await createPulseWorker({ connection, stateDir, logger: { info: () => undefined, warn: () => undefined } });
+      const w = await createPulseWorker({ connection, stateDir, nodesPath: nodesJson, logger: { info: () => undefined, warn: () => undefined } });
       return Object.assign(w, { connection });
     },
     backups(node: string): string[] {

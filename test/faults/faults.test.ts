@@ -395,6 +395,31 @@ test('up and down racing on one node through the CLI: exactly one runs, the othe
   assertRow(record('up/down racing on one node (CLI)', results), ['succeeded', 'refused']);
 });
 
+/** Hand-made inputs (the attack of issue 10): each names a field that reaches the node or the gateway file. */
+const TAMPERS: { what: string; mutate: (p: UpPlan) => void }[] = [
+  { what: 'env.path', mutate: (p) => (p.env.path = '/tmp/pulse-fault-pwned.env') },
+  { what: 'recipe.start', mutate: (p) => (p.recipe.start = '/tmp/pulse-fault-evil.sh') },
+  { what: 'target.ssh', mutate: (p) => (p.target.ssh = '198.51.100.66') },
+  { what: 'fleet', mutate: (p) => p.fleet.forEach((f) => (f.gatewayUrl = 'http://198.51.100.66:9999/v1')) },
+  { what: 'env.text', mutate: (p) => (p.env.text += 'EXTRA_DOCKER_ARGS="-v /:/host"\n') },
+];
+
+test('a hand-made workflow input (tampered plan): refused by the worker before anything runs on the node', async () => {
+  const node = stack.sim.node('spark17');
+  const results = [];
+  for (let i = 0; i < runs(2); i++) {
+    await liveWorker();
+    const t = TAMPERS[Math.floor(random() * TAMPERS.length)] ?? TAMPERS[0];
+    if (!t) throw new Error('no tamper');
+    const calls = { docker: node.dockerCalls().length, stop: node.stopShCalls().length };
+    const r = await deploy('spark17', { mutate: t.mutate });
+    if (node.dockerCalls().length !== calls.docker || node.stopShCalls().length !== calls.stop) r.v.push(`spark17: the node was touched by a tampered ${t.what}`);
+    if (r.status === 'refused' && !new RegExp(`plan refused by the worker: .*${t.what.replace('.', '\\.')}`).test(r.out?.error ?? '')) r.v.push(`spark17: the refusal does not name ${t.what}: ${r.out?.error ?? ''}`);
+    results.push(r);
+  }
+  assertRow(record('hand-made workflow input (tampered plan)', results), ['refused']);
+});
+
 test('no secret in any history, worker log or state file of the fault runs', async () => {
   const runsSeen = await stack.allRuns();
   assert.ok(runsSeen.length >= 20);

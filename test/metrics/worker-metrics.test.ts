@@ -32,7 +32,7 @@ describe('pulse worker: metrics and structured logs', () => {
     rig = await startRig(['spark1']);
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    worker = spawnWorker(['--metrics', `127.0.0.1:${port}`], { TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: rig.stateDir, PULSE_SSH_CONFIG: rig.sim.sshConfigPath });
+    worker = spawnWorker(['--metrics', `127.0.0.1:${port}`], { TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: rig.stateDir, PULSE_NODES: rig.nodesJson, PULSE_SSH_CONFIG: rig.sim.sshConfigPath });
     await waitForPolls(rig.client, worker, [TASK_QUEUE, GATEWAY_TASK_QUEUE]);
   });
   after(async () => {

@@ -52,7 +52,7 @@ describe('two workers: failover of a readiness step, state written on the gatewa
   });
 
   const start = async (args: string[], stateDir: string, queues: string[]): Promise<WorkerProc> => {
-    const w = spawnWorker(args, { TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: stateDir, PULSE_SSH_CONFIG: rig.sim.sshConfigPath });
+    const w = spawnWorker(args, { TEMPORAL_ADDRESS: rig.server.address, PULSE_STATE_DIR: stateDir, PULSE_NODES: rig.nodesJson, PULSE_SSH_CONFIG: rig.sim.sshConfigPath });
     workers.push(w);
     await waitForPolls(rig.client, w, queues);
     return w;
