@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { WorkerFilesSource } from '../activities/authority.js';
 import { loadNodesConfig } from '../runtime/config/nodes.js';
 import { loadProfiles } from '../runtime/config/profiles.js';
+import { PulseError } from '../runtime/errors.js';
 import { NodePool } from '../runtime/node/connect.js';
 import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
 import * as steps from '../runtime/steps/index.js';
@@ -31,6 +32,16 @@ function mtimeMs(file: string): number | null {
   }
 }
 
+/** The worker's nodes.json; a missing or broken one names itself as the worker's (the CLI host's may be fine). */
+function ownNodes(file: string): ReturnType<typeof loadNodesConfig> {
+  try {
+    return loadNodesConfig(file);
+  } catch (e) {
+    if (e instanceof PulseError) throw new PulseError(e.kind, `the worker's nodes.json: ${e.message}`, { hint: e.hint ?? 'give pulse worker the site nodes.json (--nodes FILE or PULSE_NODES)', cause: e });
+    throw e;
+  }
+}
+
 /**
  * The worker's own nodes.json and profiles, read on every load (activities/authority.ts): the worker is the
  * authority over what its activities run. Defaults: $PULSE_NODES or runtime/nodes.json; $PULSE_PROFILES_DIR or the
@@ -45,7 +56,7 @@ export function fileSource(nodesPath = resolveNodesPath(undefined), profiles = p
         const m = mtimeMs(path.join(profiles, `${name}.env`));
         if (m !== null) profileMtimeMs.set(name, m);
       }
-      return { config: loadNodesConfig(nodesPath), profiles: loaded, nodesMtimeMs: mtimeMs(nodesPath), profileMtimeMs };
+      return { config: ownNodes(nodesPath), profiles: loaded, nodesMtimeMs: mtimeMs(nodesPath), profileMtimeMs };
     },
   };
 }

@@ -69,7 +69,7 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
     const r = run.result;
     if (run.saga.armed) r.rollbackCommand = rollbackCommand(plan.node, previousProfile(run), plan.rollbackHint, plan.protected);
     // Before the stop nothing changed on the node: its state is what preflight saw, or unknown (never "down").
-    if (!run.saga.armed) r.state = run.pre?.container ? (run.pre.container.running ? 'up' : 'down') : 'unchanged';
+    if (!run.saga.armed) r.state = run.pre ? (run.pre.container?.running ? 'up' : 'down') : 'unchanged';
     throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)));
   }
   run.result.steps = run.t.resultSteps();
