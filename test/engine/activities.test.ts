@@ -73,7 +73,7 @@ describe('waits resume from heartbeat details', () => {
     const envA = new MockActivityEnvironment({ attempt: 1 }, quiet);
     let last: unknown;
     envA.on('heartbeat', (d: unknown) => (last = d));
-    await envA.run(createActivities(a.deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch(() => undefined);
+    await envA.run(createActivities(a.deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } })).catch(() => undefined);
     // Attempt 2 on worker B: wall clock 40 minutes ahead, its monotonic clock has another origin; ready on its 3rd probe.
     let wallB = wallA + 40 * 60_000;
     let monoB = 7;
@@ -85,7 +85,7 @@ describe('waits resume from heartbeat details', () => {
     const envB = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: last }, quiet);
     const beats: WaitCheckpoint[] = [];
     envB.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
-    const r = (await envB.run(createActivities(b.deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } }))) as { ready: boolean };
+    const r = (await envB.run(createActivities(b.deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } }))) as { ready: boolean };
     assert.equal(r.ready, true);
     assert.deepEqual(beats.map((x) => [x.attempt, x.elapsedMs]), [[8, 6000], [9, 7000], [10, 8000]]);
   });
@@ -95,7 +95,7 @@ describe('waits resume from heartbeat details', () => {
     let t = 0;
     const { deps } = fakeDeps({ probeReadiness: async () => ({ ready: false, httpStatus: 503, detail: 'x' }) }, { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } });
     const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: old }, quiet);
-    const err = await env.run(createActivities(deps).pollReadiness, upPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
+    const err = await env.run(createActivities(deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } })).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.match(err.message, /within 10 s \(5 probes/); // 9 s + two more probes 1 s apart
   });
