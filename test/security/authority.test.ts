@@ -148,13 +148,14 @@ test('(c) nodes.json edited after the plan was made: refused before anything run
     writeFileSync(stack.nodesFile, JSON.stringify(edited, null, 2));
     const later = new Date(Date.parse(plan.renderedAt) + 60_000);
     utimesSync(stack.nodesFile, later, later); // the edit is after the plan, whatever this second's rounding
-    await stack.start(plan);
+    assert.equal((await stack.outcome(await stack.start(plan))).status, 'refused');
+    await guard.check(); // before watch: its closing line asks the node read-only (status.sh runs docker ps)
     const r = await runCli(['model', 'watch', '--node', 'open'], stack.env);
     assert.equal(r.code, 4, r.stdout + r.stderr);
     // The step line and the result line each say it in one line (the result line is what stays on screen).
     const result = r.stdout.split('\n').find((l) => l.startsWith('up best on open: FAILED'));
     assert.match(result ?? r.stdout, /FAILED, node unchanged: check: plan refused by the worker: nodes\.json changed since this plan was made: fleet\[\d\]\.gatewayUrl \(plan "http:\/\/[^"]+", worker "http:\/\/127\.0\.0\.1:18099\/v1"\)/);
-    await guard.check();
+    assert.match(r.stdout, /pulse changed nothing on open: no server runs there/);
   } finally {
     writeFileSync(stack.nodesFile, original);
   }
