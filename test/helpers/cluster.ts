@@ -267,6 +267,26 @@ export async function waitForFrontend(address: string, timeoutMs = 120_000, conn
   }, alive);
 }
 
+/**
+ * Resolves once the frontend serves `namespace`: a namespace registered a moment ago is "not found" there until its
+ * namespace cache refreshes (seconds), though DescribeNamespace (read from the database) already finds it.
+ */
+export async function waitForNamespace(address: string, namespace: string, connectOptions: Record<string, unknown> = {}, alive?: () => string | null): Promise<void> {
+  const conn = await Connection.connect({ address, connectTimeout: 5000, ...connectOptions });
+  try {
+    await until(`namespace ${namespace} on ${address}`, 60_000, async () => {
+      try {
+        await conn.workflowService.countWorkflowExecutions({ namespace });
+        return true;
+      } catch {
+        return false;
+      }
+    }, alive);
+  } finally {
+    await conn.close();
+  }
+}
+
 export interface TemporalProcess {
   /** The services this process runs ([] = all four). */
   services: string[];
@@ -360,6 +380,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const ready = (timeoutMs = 120_000): Promise<void> => waitForFrontend(address, timeoutMs, opts.connectOptions, dead);
     await ready();
     await registerNamespace(env, setupLog);
+    await waitForNamespace(address, namespace, opts.connectOptions, dead);
     return { address, namespace, dir, pg, ports, env, processes, dead, ready, stop: () => stop() };
   } catch (err) {
     await stop(true); // keep the logs the error names
