@@ -211,6 +211,12 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
     for (const q of w.taskQueues) logger.info(`polling task queue ${q} on ${opts.address} (namespace ${opts.namespace ?? 'default'})`);
+    // Every plan is checked against the worker's own files (activities/authority.ts): say now when they cannot be read.
+    try {
+      fileSource(opts.nodesPath).load();
+    } catch (e) {
+      logger.warn(`every deploy is refused until this worker can read its nodes.json and profiles: ${e instanceof Error ? e.message : String(e)}`);
+    }
     if (!w.gateway && w.taskQueues[0] === TASK_QUEUE) logger.info(`not polling ${GATEWAY_TASK_QUEUE}: node state and the gateway file are written by the worker on the gateway host`);
     try {
       await w.run();
