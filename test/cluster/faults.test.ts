@@ -15,7 +15,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
 import { startCli, tempDir, type CliResult } from '../helpers/cli.js';
 import {
-  allocatePorts, nativeEnv, registerNamespace, setupSchema, startPostgres, startTemporalProcess, waitForFrontend,
+  allocatePorts, nativeEnv, registerNamespace, setupSchema, startPostgres, startTemporalProcess, waitForFrontend, waitForNamespace,
   type Postgres, type TemporalProcess,
 } from '../helpers/cluster.js';
 import type { DevServer } from '../helpers/dev-server.js';
@@ -49,20 +49,6 @@ async function startServers(shape: string[][]): Promise<void> {
 async function stopServers(): Promise<void> {
   for (const p of [...servers].reverse()) await p.stop();
   servers = [];
-}
-
-/** A just-registered (or just-restarted) namespace is served once the frontend's namespace cache has it. */
-async function namespaceServed(client: Client): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType: 1 });
-      return;
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await sleep(250);
-    }
-  }
 }
 
 async function pending(h: WorkflowHandle, type: string): Promise<boolean> {
@@ -136,7 +122,7 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
     await registerNamespace(env, setupLog);
     const connection = await Connection.connect({ address });
     const client = new Client({ connection });
-    await namespaceServed(client);
+    await waitForNamespace(address, 'default', {}, dead);
     const nodesFile = path.join(dir, 'nodes.json');
     sim.writeNodesJson(nodesFile, { protected: [] });
     // The Stack's "server" is the cluster: its stop() is ours (after), the rest (worker, outcome, invariants) is shared.
@@ -180,7 +166,7 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
   it('separate frontend, history, matching and worker processes; history SIGKILLed and restarted mid-deploy', async () => {
     await stopServers();
     await startServers([['frontend'], ['history'], ['matching'], ['worker']]);
-    await namespaceServed(stack.client);
+    await waitForNamespace(address, 'default', {}, dead);
     // The worker reconnects to the new frontend by itself; a fresh one if it gave up meanwhile.
     await liveWorker();
     stack.sim.node('spark4').setReadyDelay(6000);

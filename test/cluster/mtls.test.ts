@@ -31,23 +31,6 @@ function clientTls(c: TestCerts): Record<string, string> {
   return { TEMPORAL_TLS_SERVER_CA_CERT_PATH: c.ca, TEMPORAL_TLS_CLIENT_CERT_PATH: c.client.cert, TEMPORAL_TLS_CLIENT_KEY_PATH: c.client.key };
 }
 
-/**
- * A namespace just registered is served by the frontend only after its namespace cache refreshes (up to ~10 s on
- * a real cluster): wait until a task-queue call stops answering NOT_FOUND.
- */
-async function namespaceServed(client: Client): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType: 1 });
-      return;
-    } catch (e) {
-      if ((e as { code?: number }).code !== 5 || Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 /** The lines pulse wrote on stderr (a refusal must be exactly one, with no stack trace). */
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 
@@ -84,7 +67,6 @@ describe('mTLS: frontend TLS with required client certificates', () => {
   it('pulse worker and pulse model up connect with the TEMPORAL_TLS_* variables and complete a deploy', async () => {
     const connection = await Connection.connect({ address: cluster.address, tls: readTlsEnv(clientTls(certs)).tls });
     try {
-      await namespaceServed(new Client({ connection }));
       worker = spawnWorker([], { ...env, ...clientTls(certs) });
       await waitForPolls(new Client({ connection }), worker, [TASK_QUEUE, GATEWAY_TASK_QUEUE]);
     } finally {
