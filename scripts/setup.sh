@@ -11,6 +11,9 @@ TEMPORAL_TEST_SERVER_VERSION=1.40.0   # time-skipping test server for @temporali
 # The production server (temporal-server, temporal-sql-tool): the version of docker-compose.yml's
 # temporalio/auto-setup image, so the cluster tier tests what compose runs (test/deploy/native.test.ts keeps them equal).
 TEMPORAL_SERVER_VERSION=1.29.7
+# Its Web UI server (github.com/temporalio/ui-server, the UI assets embedded): the version of the compose file's
+# temporalio/ui image.
+TEMPORAL_UI_VERSION=2.53.1
 TOOLS=$ROOT/.tools
 log() { printf 'setup: %s\n' "$*"; }
 
@@ -64,6 +67,28 @@ go_server() {
   ln -sfn "../${dir#$TOOLS/}/bin/temporal-sql-tool" "$TOOLS/bin/temporal-sql-tool"
 }
 go_server
+
+# 3b. The UI server the same way, with the config template the temporalio/ui image runs (config/docker.yaml).
+go_ui() {
+  local v=$TEMPORAL_UI_VERSION dir=$TOOLS/temporal-ui-server-$TEMPORAL_UI_VERSION
+  if [ ! -x "$dir/bin/temporal-ui-server" ] || [ ! -f "$dir/config/docker.yaml" ]; then
+    command -v go >/dev/null || { log "Go >= 1.26 is needed to build the Temporal UI server $v (https://go.dev/dl/)"; exit 1; }
+    log "building the Temporal UI server $v into ${dir#$ROOT/} (once; about a minute)"
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/bin" "$dir.tmp/config"
+    local started=$SECONDS
+    (cd "$dir.tmp" && CGO_ENABLED=0 GOBIN="$dir.tmp/bin" GOFLAGS=-buildvcs=false \
+      go install -trimpath -ldflags='-s -w' "github.com/temporalio/ui-server/v2/cmd/server@v$v")
+    mv "$dir.tmp/bin/server" "$dir.tmp/bin/temporal-ui-server"
+    local src
+    src=$(cd "$dir.tmp" && go mod download -json "github.com/temporalio/ui-server/v2@v$v" | node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>console.log(JSON.parse(s).Dir))')
+    cp "$src/config/docker.yaml" "$dir.tmp/config/docker.yaml" && chmod u+w "$dir.tmp/config/docker.yaml"
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    log "built the Temporal UI server $v in $((SECONDS - started)) s"
+  fi
+  mkdir -p "$TOOLS/bin"
+  ln -sfn "../${dir#$TOOLS/}/bin/temporal-ui-server" "$TOOLS/bin/temporal-ui-server"
+}
+go_ui
 
 # 4. Debian packages: sshd for the node simulator (tests and the demo run real sshd on loopback addresses) and
 #    Chromium for the Web UI browser test, PostgreSQL for the cluster tier (test/helpers/cluster.ts runs its own

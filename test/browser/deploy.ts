@@ -21,7 +21,7 @@ export interface CliDeploy {
 const CLI_LIMIT_MS = 60_000;
 
 /** Environment that points the CLI at the dev server, the sim's nodes and ssh config, and a private state dir. */
-export function cliEnv(server: DevServer, sim: Sim, stateDir: string): NodeJS.ProcessEnv {
+export function cliEnv(server: Pick<DevServer, 'address' | 'namespace' | 'uiUrl'>, sim: Sim, stateDir: string): NodeJS.ProcessEnv {
   const nodes = path.join(stateDir, 'nodes.json');
   sim.writeNodesJson(nodes);
   return {

@@ -3,7 +3,9 @@
  * then `pulse model up best --node spark2` and `pulse model down --node spark1 --yes` through the CLI. Headless
  * Chromium opens the link the CLI printed for the up and must show the workflow, its summary and the activity of
  * every step by name; the workflow list filtered by the PulseNode search attribute must find each deploy and only
- * it. A screenshot of each page goes to test-output/browser/.
+ * it. A screenshot of each page goes to test-output/browser/. The same checks run twice: on the dev server's own
+ * UI, and on the production UI (the built temporalio/ui server, deploy/native/temporal-ui.sh) in front of the
+ * PostgreSQL cluster (test/helpers/cluster.ts); its screenshots go to test-output/browser/cluster/.
  *
  * Skips (with the reason) when /usr/bin/chromium is absent; CI installs it.
  */
@@ -16,19 +18,23 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { Page } from 'playwright-core';
 import { TASK_QUEUE, UP_WORKFLOW } from '../../workflows/definitions.js';
+import { startCluster, startTemporalUi } from '../helpers/cluster.js';
 import { startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { chromiumMissing, launchLocalBrowser, type LocalBrowser } from './chromium.js';
 import { cliEnv, runCliDeploy, startWorker, type CliDeploy, type WorkerProcess } from './deploy.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const shots = path.join(root, 'test-output', 'browser');
+const shotsDir = path.join(root, 'test-output', 'browser');
 
 /** The activity of each of the nine steps of `up` (RUNTIME.md "What up does"). */
 const UP_STEP_ACTIVITIES = ['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'startServer', 'pollReadiness', 'verifyServer', 'publishState'];
 
+/** A Temporal server with a Web UI: what the checks need of it. */
+type UiServer = Pick<DevServer, 'address' | 'namespace' | 'uiUrl' | 'stop'>;
+
 /** Activity types the run scheduled, read from its history (what the page must show). */
-async function scheduledActivities(server: DevServer, d: CliDeploy): Promise<string[]> {
+async function scheduledActivities(server: UiServer, d: CliDeploy): Promise<string[]> {
   const connection = await Connection.connect({ address: server.address });
   try {
     const client = new Client({ connection, namespace: server.namespace });
@@ -58,7 +64,23 @@ async function frameShows(page: Page, needle: string): Promise<boolean> {
   }
 }
 
-test('the Web UI shows a CLI deploy on the simulator with its summary and every step, and finds it by PulseNode', { timeout: 120_000 }, async (t) => {
+/** The dev server with its UI. */
+const devServer = (): Promise<UiServer> => startDevServer({ ui: true });
+
+/** The PostgreSQL cluster with the production UI in front of it; stop() ends both. */
+async function clusterServer(): Promise<UiServer> {
+  const cluster = await startCluster();
+  try {
+    const ui = await startTemporalUi(cluster);
+    return { address: cluster.address, namespace: cluster.namespace, uiUrl: ui.url, stop: async () => { await ui.stop(); await cluster.stop(); } };
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+}
+
+for (const [name, startServer, shots] of [['the dev server\'s UI', devServer, shotsDir], ['the production UI on the PostgreSQL cluster', clusterServer, path.join(shotsDir, 'cluster')]] as const) {
+test(`${name} shows a CLI deploy on the simulator with its summary and every step, and finds it by PulseNode`, { timeout: 180_000 }, async (t) => {
   const missing = chromiumMissing();
   if (missing) {
     t.skip(`browser tier skipped: ${missing}`);
@@ -67,14 +89,14 @@ test('the Web UI shows a CLI deploy on the simulator with its summary and every 
   mkdirSync(shots, { recursive: true });
   rmSync(path.join(shots, 'failure.png'), { force: true }); // only this run's failure may leave one
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-ui-'));
-  let server: DevServer | null = null;
+  let server: UiServer | null = null;
   let sim: Sim | null = null;
   let worker: WorkerProcess | null = null;
   let browser: LocalBrowser | null = null;
   let page: Page | null = null;
   try {
     // Both start at once; whichever started is kept for the finally block even when the other failed.
-    const [srv, nodes] = await Promise.allSettled([startDevServer({ ui: true }), startSim({ nodes: 2 })]);
+    const [srv, nodes] = await Promise.allSettled([startServer(), startSim({ nodes: 2 })]);
     if (srv.status === 'fulfilled') server = srv.value;
     if (nodes.status === 'fulfilled') sim = nodes.value;
     if (!server || !sim) throw srv.status === 'rejected' ? srv.reason : (nodes as PromiseRejectedResult).reason;
@@ -89,7 +111,8 @@ test('the Web UI shows a CLI deploy on the simulator with its summary and every 
     t.diagnostic(`deploy ${d.workflowId} run ${d.runId}: ${d.link}`);
     const activities = await scheduledActivities(server, d);
     // publishState also runs before the start (state "starting"), so compare the sets, not the first-seen order.
-    assert.deepEqual([...activities].sort(), [...UP_STEP_ACTIVITIES].sort(), 'a full up schedules the activity of each of the nine steps');
+    // checkPlan: the worker's check of the plan before step 1 (workflows/up.ts, the worker is the authority).
+    assert.deepEqual([...activities].sort(), [...UP_STEP_ACTIVITIES, 'checkPlan'].sort(), 'a full up schedules the activity of each of the nine steps');
 
     browser = await launchLocalBrowser();
     page = await browser.context.newPage();
@@ -149,3 +172,4 @@ test('the Web UI shows a CLI deploy on the simulator with its summary and every 
     rmSync(stateDir, { recursive: true, force: true });
   }
 });
+}

@@ -1,6 +1,7 @@
 /**
  * The settings of the native Temporal server (deploy/native/temporal.env) plus the server version scripts/setup.sh
- * builds (TEMPORAL_SERVER_VERSION), for the checks that keep them equal to docker-compose.yml.
+ * builds (TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION), and of the native UI (deploy/native/temporal-ui.env), for
+ * the checks that keep them equal to docker-compose.yml.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,20 @@ export function nativeSettings(root = ROOT): Record<string, string> {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
     if (m) env[m[1]!] = m[2]!;
   }
-  const v = /^TEMPORAL_SERVER_VERSION=(\S+)/m.exec(readFileSync(path.join(root, 'scripts', 'setup.sh'), 'utf8'));
-  if (v) env['TEMPORAL_SERVER_VERSION'] = v[1]!;
+  const setup = readFileSync(path.join(root, 'scripts', 'setup.sh'), 'utf8');
+  for (const key of ['TEMPORAL_SERVER_VERSION', 'TEMPORAL_UI_VERSION']) {
+    const v = new RegExp(`^${key}=(\\S+)`, 'm').exec(setup);
+    if (v) env[key] = v[1]!;
+  }
+  return env;
+}
+
+/** KEY=value lines of deploy/native/temporal-ui.env. */
+export function nativeUiSettings(root = ROOT): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(path.join(root, 'deploy', 'native', 'temporal-ui.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
+    if (m) env[m[1]!] = m[2]!;
+  }
   return env;
 }

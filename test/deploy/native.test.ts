@@ -6,10 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { envOf, imageTag, loadCompose, mountsOf } from './compose-file.js';
-import { nativeSettings, ROOT } from './native-files.js';
+import { envOf, imageTag, loadCompose, mountsOf, withDefaults } from './compose-file.js';
+import { nativeSettings, nativeUiSettings, ROOT } from './native-files.js';
 import { last, parseUnit } from './unit-file.js';
 
 const { compose } = loadCompose(ROOT);
@@ -59,4 +59,26 @@ test('pulse-temporal-server.service runs the scripts the cluster tier runs: setu
   assert.ok(!env.some((e) => e.startsWith('POSTGRES_PWD=')), 'never the password itself');
   const harness = readFileSync(path.join(ROOT, 'test/helpers/cluster.ts'), 'utf8');
   for (const name of ['temporal-setup.sh', 'temporal-server.sh', 'postgres-role.sh']) assert.ok(harness.includes(`'${name}'`), `the harness runs ${name}`);
+});
+
+test('the native UI is the compose file\'s temporalio/ui version, with its settings and its own config template', () => {
+  const ui = compose.services['temporal-ui'];
+  assert.ok(ui, 'docker-compose.yml has the temporal-ui service');
+  const { repo, tag } = imageTag(String(ui['image']));
+  assert.equal(repo, 'temporalio/ui');
+  assert.equal(native['TEMPORAL_UI_VERSION'], tag);
+  const composeUi = envOf(ui);
+  const nativeUi = nativeUiSettings();
+  assert.deepEqual(Object.keys(nativeUi).sort(), Object.keys(composeUi).sort(), 'the same settings');
+  for (const [k, v] of Object.entries(composeUi)) {
+    // compose reaches the server by its service name; the native UI on the same host by loopback.
+    const want = k === 'TEMPORAL_ADDRESS' ? v.replace(/^temporal:/, '127.0.0.1:') : withDefaults(v);
+    assert.equal(nativeUi[k], want, k);
+  }
+  // deploy/native/ui/docker.yaml is the image's template unchanged (compared with the built version's copy).
+  const built = path.join(ROOT, '.tools', `temporal-ui-server-${tag}`, 'config', 'docker.yaml');
+  if (existsSync(built)) assert.equal(readFileSync(path.join(ROOT, 'deploy/native/ui/docker.yaml'), 'utf8'), readFileSync(built, 'utf8'));
+  const unit = parseUnit(readFileSync(path.join(ROOT, 'deploy/systemd/pulse-temporal-ui.service'), 'utf8'));
+  assert.equal(last(unit, 'Service', 'ExecStart'), '/usr/bin/env bash ${PULSE_HOME}/deploy/native/temporal-ui.sh');
+  assert.ok(readFileSync(path.join(ROOT, 'test/helpers/cluster.ts'), 'utf8').includes("'temporal-ui.sh'"), 'the harness runs temporal-ui.sh');
 });

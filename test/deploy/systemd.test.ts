@@ -51,7 +51,7 @@ test('systemd-analyze verify accepts the units without a warning', (t) => {
   // --user needs a runtime dir; a private one keeps the check away from any real user manager.
   const runtime = mkdtempSync(path.join(os.tmpdir(), 'pulse-xdg-'));
   try {
-    const files = ['pulse-worker.service', 'pulse-temporal.service', 'pulse-temporal-server.service'].map(unitPath);
+    const files = ['pulse-worker.service', 'pulse-temporal.service', 'pulse-temporal-server.service', 'pulse-temporal-ui.service'].map(unitPath);
     let r = spawnSync('systemd-analyze', ['--user', 'verify', ...files], { encoding: 'utf8', env: { ...process.env, XDG_RUNTIME_DIR: runtime } });
     if (/Failed to initialize manager/.test(r.stderr)) r = spawnSync('systemd-analyze', ['verify', ...files], { encoding: 'utf8' });
     // verify exits 0 on unknown keys and bad values; it only warns, so any line about our files fails.

@@ -18,6 +18,8 @@ import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
 import { CLI, removeDir, tempDir } from '../helpers/cli.js';
 import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
+import { ensureSearchAttributes } from '../../cli/temporal.js';
+import { startCluster } from '../helpers/cluster.js';
 
 export interface StackOptions {
   nodes: number | string[];
@@ -29,7 +31,12 @@ export interface StackOptions {
   worker?: boolean;
   /** Extra `temporal server start-dev` arguments (e.g. --dynamic-config-value ...). */
   serverArgs?: string[];
+  /** 'cluster': the production-shaped server of test/helpers/cluster.ts (PostgreSQL) instead of the dev server. */
+  server?: 'dev' | 'cluster';
 }
+
+/** What the stack needs of its server: the dev server, or a cluster (no restartServer then). */
+export type StackServer = Pick<DevServer, 'address' | 'stop'> & { dbFile: string | null };
 
 export interface WorkerProc {
   child: ChildProcess;
@@ -54,7 +61,7 @@ export class Stack {
 
   constructor(
     readonly dir: string,
-    public server: DevServer,
+    public server: StackServer,
     readonly sim: Sim,
     public connection: Connection,
     public client: Client,
@@ -197,6 +204,7 @@ export class Stack {
    */
   async restartServer(downMs = 2000): Promise<void> {
     const { dbFile, address } = this.server;
+    if (dbFile === null) throw new Error('restartServer: only for the dev server (a cluster restarts its own processes)');
     await this.server.stop();
     await new Promise((r) => setTimeout(r, downMs));
     this.server = await startDevServerOn(Number(address.split(':')[1]), dbFile);
@@ -265,20 +273,24 @@ export function decodedStrings(v: unknown, out: string[] = []): string[] {
 /** Bring up the server, the sim nodes and (by default) one worker. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const dir = await tempDir('pulse-stack-');
-  let server: DevServer | null = null;
+  let server: StackServer | null = null;
   let sim: Sim | null = null;
   try {
     mkdirSync(path.join(dir, 'temporal'), { recursive: true });
     [server, sim] = await Promise.all([
-      opts.serverArgs
-        ? freePort().then((p) => startDevServerOn(p, path.join(dir, 'temporal', 'temporal.db'), opts.serverArgs))
-        : startDevServer({ dbFile: path.join(dir, 'temporal', 'temporal.db') }),
+      opts.server === 'cluster'
+        ? startCluster().then((c) => ({ address: c.address, stop: c.stop, dbFile: null }))
+        : opts.serverArgs
+          ? freePort().then((p) => startDevServerOn(p, path.join(dir, 'temporal', 'temporal.db'), opts.serverArgs))
+          : startDevServer({ dbFile: path.join(dir, 'temporal', 'temporal.db') }),
       startSim({ nodes: opts.nodes, readyDelayMs: opts.readyDelayMs ?? 300, ...(opts.memory ? { memory: opts.memory } : {}) }),
     ]);
     const nodesFile = path.join(dir, 'nodes.json');
     sim.writeNodesJson(nodesFile, { protected: opts.protected ?? [] });
     const env = { ...sim.env(), PULSE_NODES: nodesFile, PULSE_STATE_DIR: path.join(dir, 'state'), TEMPORAL_ADDRESS: server.address, NO_COLOR: '1' };
     const connection = await Connection.connect({ address: server.address });
+    // The dev server starts with pulse's search attributes; a cluster gets them as pulse registers them.
+    if (opts.server === 'cluster') await ensureSearchAttributes(connection, 'default');
     const stack = new Stack(dir, server, sim, connection, new Client({ connection }), env);
     if (opts.worker !== false) await stack.startWorker().catch(async (e) => {
       await stack.stop();

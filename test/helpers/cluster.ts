@@ -30,6 +30,8 @@ export const NATIVE_DIR = path.join(REPO_ROOT, 'deploy', 'native');
 export const SETUP_SCRIPT = path.join(NATIVE_DIR, 'temporal-setup.sh');
 export const SERVER_SCRIPT = path.join(NATIVE_DIR, 'temporal-server.sh');
 export const ROLE_SCRIPT = path.join(NATIVE_DIR, 'postgres-role.sh');
+export const UI_SCRIPT = path.join(NATIVE_DIR, 'temporal-ui.sh');
+export const UI_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-ui-server');
 export const SERVER_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-server');
 export const SQL_TOOL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-sql-tool');
 /** The database user (as POSTGRES_USER in docker-compose.yml and deploy/native/temporal.env). */
@@ -386,4 +388,33 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     await stop(true); // keep the logs the error names
     throw err;
   }
+}
+
+export interface TemporalUi {
+  /** http://127.0.0.1:<port>, the base PULSE_TEMPORAL_UI takes. */
+  url: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The production Web UI (the built temporalio/ui server, deploy/native/temporal-ui.sh with the compose file's
+ * settings) for a cluster, on a free loopback port; resolves once /healthz answers (the compose health check).
+ */
+export async function startTemporalUi(cluster: Pick<Cluster, 'address' | 'dir'>, env: Record<string, string> = {}): Promise<TemporalUi> {
+  if (!existsSync(UI_BIN)) throw new Error(`${UI_BIN} is missing: run scripts/setup.sh (it builds the UI server once)`);
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logFile = path.join(cluster.dir, 'temporal-ui.log');
+  const child = spawnLogged(UI_SCRIPT, [], logFile, {
+    env: { PATH: process.env['PATH'], HOME: process.env['HOME'], PULSE_HOME: REPO_ROOT, TEMPORAL_ADDRESS: cluster.address, TEMPORAL_UI_PORT: String(port), TEMPORAL_CORS_ORIGINS: url, ...env },
+  });
+  const stop = () => stopChild(child, 'SIGTERM', 10_000);
+  try {
+    await until(`the Temporal UI at ${url}`, 60_000, async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, exitedEarly(child, 'temporal-ui-server', logFile));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url, logFile, stop };
 }
