@@ -4,12 +4,13 @@
  * file, never a torn one. Writers lock so that a read-modify-write (the gateway fragment reads every node state)
  * never loses an update made by another process at the same time.
  */
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { PulseError } from './errors.js';
 import { pidAlive } from './pid.js';
+import { diskError } from './state-disk.js';
 
 /** A lock older than this is stale even if its pid looks alive (pid reuse, another host): sections take ms. */
 const STALE_LOCK_MS = 30_000;
@@ -23,6 +24,14 @@ export function ensureDir(dir: string): void {
 
 /** Replace `file` with `text` atomically; mode 0600. A crash leaves the old file or the new one, never half. */
 export function writeFileAtomic(file: string, text: string): void {
+  try {
+    writeAtomic(file, text);
+  } catch (err) {
+    throw diskError(err, file);
+  }
+}
+
+function writeAtomic(file: string, text: string): void {
   ensureDir(path.dirname(file));
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const fd = openSync(tmp, 'wx', 0o600);
@@ -80,14 +89,31 @@ interface LockOwner {
 }
 
 function tryCreateLock(lockFile: string, owner: LockOwner): boolean {
+  let fd: number;
   try {
-    const fd = openSync(lockFile, 'wx', 0o600);
-    writeSync(fd, JSON.stringify(owner));
-    closeSync(fd);
-    return true;
+    fd = openSync(lockFile, 'wx', 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
+    throw diskError(err, lockFile);
+  }
+  try {
+    writeSync(fd, JSON.stringify(owner));
+  } catch (err) {
+    // An empty lock (a full disk took the write) would block every writer: it is not a lock, remove it.
+    closeSync(fd);
+    safeUnlink(lockFile);
+    throw diskError(err, lockFile);
+  }
+  closeSync(fd);
+  return true;
+}
+
+/** An unreadable lock (empty or torn, e.g. left by a crash between create and write) older than the stale age. */
+function unreadableAndOld(lockFile: string, now: number): boolean {
+  try {
+    return now - statSync(lockFile).mtimeMs > STALE_LOCK_MS;
+  } catch {
+    return false;
   }
 }
 
@@ -131,7 +157,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** Run `fn` while holding the state dir's lock file (`.lock`), so concurrent writers are serialised. */
 export async function withStateLock<T>(stateDir: string, fn: () => T): Promise<T> {
-  ensureDir(stateDir);
+  try {
+    ensureDir(stateDir);
+  } catch (err) {
+    throw diskError(err, path.join(stateDir, '.lock'));
+  }
   const lockFile = path.join(stateDir, '.lock');
   const owner: LockOwner = { token: randomBytes(8).toString('hex'), pid: process.pid, host: os.hostname(), at: Date.now() };
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -142,6 +172,10 @@ export async function withStateLock<T>(stateDir: string, fn: () => T): Promise<T
     const held = readOwner(lockFile);
     if (held && isStale(held, Date.now())) {
       breakStaleLock(lockFile, held);
+      continue;
+    }
+    if (!held && unreadableAndOld(lockFile, Date.now())) {
+      safeUnlink(lockFile);
       continue;
     }
     if (Date.now() > deadline) {

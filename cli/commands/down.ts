@@ -2,7 +2,7 @@
 import type { DownOptions } from '../options.js';
 import type { DownPlan } from '../../workflows/types.js';
 import { connectTemporal } from '../temporal.js';
-import { startAndFollow } from './up.js';
+import { startAndFollow, stateDiskFull } from './up.js';
 
 async function buildPlan(opts: DownOptions): Promise<DownPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
@@ -16,6 +16,8 @@ async function buildPlan(opts: DownOptions): Promise<DownPlan> {
 
 export async function run(opts: DownOptions): Promise<number> {
   const plan = await buildPlan(opts);
+  const full = await stateDiskFull(`down on ${plan.node}`);
+  if (full) throw full;
   const t = await connectTemporal(opts);
   try {
     return await startAndFollow(t, plan, `down on ${plan.node}`, opts);

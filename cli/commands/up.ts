@@ -5,7 +5,7 @@
 import type { UpOptions } from '../options.js';
 import type { DownPlan, NodeState, UpPlan } from '../../workflows/types.js';
 import { PulseError } from '../../runtime/errors.js';
-import { connectTemporal, serverCause, uiLink, type PulseTemporal } from '../temporal.js';
+import { connectTemporal, serverCause, stateDir, uiLink, type PulseTemporal } from '../temporal.js';
 import { followDeploy } from './watch.js';
 import { workerPolls } from './worker.js';
 
@@ -51,6 +51,17 @@ async function busy(t: PulseTemporal, node: string, workflowId: string, cause: u
   });
 }
 
+/**
+ * A full state disk, said plainly (which dir, no space left) instead of what it breaks further on (the embedded
+ * server's `Failed to start Workflow`, a state write that cannot finish). Checked before connecting, and again
+ * when a start fails.
+ */
+export async function stateDiskFull(summary: string, cause?: unknown): Promise<PulseError | null> {
+  const { stateDiskProblem } = await import('../../runtime/state-disk.js');
+  const p = stateDiskProblem(stateDir());
+  return p ? new PulseError('precondition', `cannot start ${summary}: ${p}`, { hint: 'free space there, or point PULSE_STATE_DIR at another disk (the embedded Temporal server keeps its database there too)', cause }) : null;
+}
+
 /** Starts the workflow of a plan; a node held by another deploy is refused with the holder's workflow ID. */
 export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, summary: string): Promise<{ workflowId: string; runId: string }> {
   const defs = await import('../../workflows/definitions.js');
@@ -74,7 +85,7 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, sum
     return { workflowId, runId: handle.firstExecutionRunId };
   } catch (e) {
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw await busy(t, plan.node, workflowId, e);
-    throw new PulseError('temporal', `cannot start ${summary}: ${serverCause(e)}`, { cause: e });
+    throw (await stateDiskFull(summary, e)) ?? new PulseError('temporal', `cannot start ${summary}: ${serverCause(e)}`, { cause: e });
   }
 }
 
@@ -103,6 +114,8 @@ export async function startAndFollow(t: PulseTemporal, plan: UpPlan | DownPlan, 
 
 export async function run(opts: UpOptions): Promise<number> {
   const plan = await buildPlan(opts); // config errors and refusals come before any Temporal connection
+  const full = await stateDiskFull(`up ${plan.profile} on ${plan.node}`);
+  if (full) throw full;
   const t = await connectTemporal(opts);
   try {
     return await startAndFollow(t, plan, `up ${plan.profile} on ${plan.node}`, opts);
