@@ -5,6 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { CURRENT_RELEASE } from './vllm-release.js';
+import type { VllmRelease } from './vllm-release.js';
 
 /** How the simulated vLLM misbehaves. `none` is a healthy server. */
 export type FailureMode =
@@ -34,6 +36,12 @@ export interface NodeControl {
   dockerDown: boolean;
   /** A busy docker daemon: every docker command answers only after this long (ms; 0 = at once). */
   dockerSlowMs: number;
+  /** The vLLM release the next started server behaves as: log and error formats, reasoning field (vllm-release.ts). */
+  vllmRelease: VllmRelease;
+  /** The model thinks, and the server splits its reasoning off with this parser (as `--reasoning-parser` does). */
+  reasoningParser: 'qwen3' | 'deepseek_r1' | null;
+  /** VLLM_API_KEY set in the image's own environment: the server wants a key that the node .env does not give. */
+  imageApiKey: string | null;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -43,6 +51,9 @@ export const DEFAULT_CONTROL: NodeControl = {
   nvidiaSmiHidesContainers: false,
   dockerDown: false,
   dockerSlowMs: 0,
+  vllmRelease: CURRENT_RELEASE,
+  reasoningParser: null,
+  imageApiKey: null,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

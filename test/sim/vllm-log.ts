@@ -5,6 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { traitsOf } from './vllm-release.js';
+import type { Process, ReleaseTraits } from './vllm-release.js';
 
 /** Env var set to 1 → proof line, and mount-target suffix → proof line. */
 export const ENV_PROOFS: Record<string, string> = {
@@ -15,23 +17,41 @@ export const ENV_PROOFS: Record<string, string> = {
 };
 export const MOUNT_PROOFS: Record<string, string> = { '/mtp-shard-r2': 'MTP shard r2: loaded' };
 
-/** Appends log lines to the container's json-file log. */
+/**
+ * Appends log lines to the container's json-file log, each with the process prefix the release writes (the
+ * APIServer is this process; the EngineCore a child of it in real vLLM, so its pid is another).
+ */
 export class ContainerLog {
   private readonly file: string;
-  constructor(containerDir: string) {
+  private readonly traits: ReleaseTraits;
+  constructor(containerDir: string, release?: string) {
     this.file = path.join(containerDir, 'log.jsonl');
+    this.traits = traitsOf(release);
   }
 
-  /** vLLM logger format: `INFO 12-02 09:15:00 [file.py:123] message`. */
-  info(source: string, message: string, level = 'INFO'): void {
+  private pid(proc: Process): number {
+    return proc === 'APIServer' ? process.pid : process.pid + 1;
+  }
+
+  /** vLLM logger format: `[prefix]INFO 12-02 09:15:00 [file.py:123] message` (vllm/logger.py _FORMAT), on stdout. */
+  info(source: string, message: string, level = 'INFO', proc: Process = 'APIServer'): void {
     const d = new Date();
     const p = (n: number) => String(n).padStart(2, '0');
     const stamp = `${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
-    this.write('stdout', `${level} ${stamp} [${source}] ${message}`);
+    this.append('stdout', `${this.traits.prefix(proc, this.pid(proc), true)}${level} ${stamp} [${source}] ${message}`);
   }
 
-  /** A raw line on the given stream (uvicorn, tracebacks). */
-  write(stream: 'stdout' | 'stderr', line: string): void {
+  /** A line of the EngineCore process. */
+  engine(source: string, message: string, level = 'INFO'): void {
+    this.info(source, message, level, 'EngineCore');
+  }
+
+  /** A raw line on the given stream (uvicorn, tracebacks), prefixed where the release wraps the stream itself. */
+  write(stream: 'stdout' | 'stderr', line: string, proc: Process = 'APIServer'): void {
+    this.append(stream, `${this.traits.prefix(proc, this.pid(proc), false)}${line}`);
+  }
+
+  private append(stream: 'stdout' | 'stderr', line: string): void {
     fs.appendFileSync(this.file, `${JSON.stringify({ stream, log: `${line}\n`, time: new Date().toISOString() })}\n`);
   }
 }
@@ -50,4 +70,17 @@ export function proofLines(env: NodeJS.ProcessEnv, mountTargets: string[]): stri
     .map(([, line]) => line);
   for (const [suffix, line] of Object.entries(MOUNT_PROOFS)) if (mountTargets.some((t) => t.endsWith(suffix))) lines.push(line);
   return lines;
+}
+
+/**
+ * The KV cache report as the release logs it, as [file:line, text] pairs (vllm/v1/core/kv_cache_utils.py):
+ * current releases in one line (`update_kv_cache_capacity`, tokens = int(concurrency × max_model_len)), older
+ * ones in two, with thousands separators as Python's `{:,}` writes them.
+ */
+export function kvCacheLines(t: ReleaseTraits, tokens: number, maxLen: number): [string, string][] {
+  const concurrency = tokens / maxLen;
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  const maxLine = `Maximum concurrency for ${fmt(maxLen)} tokens per request: ${concurrency.toFixed(2)}x`;
+  if (t.kvCacheOneLine) return [[t.kvSource[0], `GPU KV cache size: ${fmt(Math.floor(concurrency * maxLen))} tokens, ${maxLine}`]];
+  return [[t.kvSource[0], `GPU KV cache size: ${fmt(tokens)} tokens`], [t.kvSource[1], maxLine]];
 }

@@ -1,42 +1,55 @@
 /**
  * The simulated vLLM server: the process a simulated container runs for `vllm serve MODEL ...`. An
- * OpenAI-compatible HTTP server (GET /v1/models, POST /v1/chat/completions, GET /health) that enforces the bearer
- * key of --api-key on /v1, becomes ready after the node's ready delay, logs vLLM-like lines, fails on request
- * (the node's control file), and records every request it receives in SIM_STATE/requests.jsonl.
+ * OpenAI-compatible HTTP server (GET /v1/models, POST /v1/chat/completions, GET /health) that behaves as the
+ * node's `vllmRelease` does (test/sim/vllm-release.ts): it wants the bearer key of --api-key or VLLM_API_KEY on
+ * every path under /v1 (never /health), becomes ready after the node's ready delay, logs vLLM's lines with the
+ * release's process prefixes, fails on request (the node's control file), and records every request it receives
+ * in SIM_STATE/requests.jsonl.
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { appendJsonLine, readControl } from './control.js';
 import type { NodeControl } from './control.js';
-import { ContainerLog, kvCacheTokens, proofLines } from './vllm-log.js';
+import { chatCompletion } from './vllm-chat.js';
+import type { ChatSetup } from './vllm-chat.js';
+import { ContainerLog, kvCacheLines, kvCacheTokens, proofLines } from './vllm-log.js';
+import { traitsOf } from './vllm-release.js';
 
 interface ServeArgs {
   id: string;
   model: string;
+  /** The first value of each flag ("true" for a flag without one). */
   flags: Record<string, string>;
+  /** Every value of each flag: `--served-model-name a b` and `--api-key k1 k2` take several (nargs="+"). */
+  lists: Record<string, string[]>;
 }
 
-/** Parses `--sim-id=ID serve MODEL --flag value ...` (flags without a value become "true"). */
+/** Parses `--sim-id=ID serve MODEL --flag value [value...] ...` (flags without a value become "true"). */
 export function parseServe(argv: string[]): ServeArgs {
   const id = (argv.find((a) => a.startsWith('--sim-id=')) ?? '').slice(9);
   const rest = argv.filter((a) => !a.startsWith('--sim-id='));
   if (rest[0] !== 'serve' || !rest[1]) throw new Error(`vllm: expected "serve MODEL", got: ${rest.join(' ')}`);
   const flags: Record<string, string> = {};
+  const lists: Record<string, string[]> = {};
   for (let i = 2; i < rest.length; i++) {
     const a = rest[i]!;
     if (!a.startsWith('--')) continue;
     const eq = a.indexOf('=');
-    if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
-    else if (rest[i + 1] !== undefined && !rest[i + 1]!.startsWith('--')) flags[a.slice(2)] = rest[++i]!;
-    else flags[a.slice(2)] = 'true';
+    const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+    const values = eq > 0 ? [a.slice(eq + 1)] : [];
+    while (eq < 0 && rest[i + 1] !== undefined && !rest[i + 1]!.startsWith('--')) values.push(rest[++i]!);
+    lists[name] = values.length ? values : ['true'];
+    flags[name] = lists[name][0]!;
   }
-  return { id, model: rest[1], flags };
+  return { id, model: rest[1], flags, lists };
 }
 
 const containerDir = process.env.SIM_CONTAINER_DIR ?? '.';
 const stateDir = process.env.SIM_STATE ?? '.';
-const log = new ContainerLog(containerDir);
+const startControl = readControl(stateDir);
+const traits = traitsOf(startControl.vllmRelease);
+const log = new ContainerLog(containerDir, startControl.vllmRelease);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function mountTargets(): string[] {
@@ -60,31 +73,30 @@ process.on('SIGTERM', () => {
 function logLoaded(args: ServeArgs, maxLen: number): void {
   const util = Number(args.flags['gpu-memory-utilization'] ?? 0.9);
   const tokens = kvCacheTokens(util, args.flags['kv-cache-dtype'] ?? 'auto');
-  log.info('default_loader.py:262', 'Loading weights took 41.27 seconds');
-  for (const line of proofLines(process.env, mountTargets())) log.info('qwen3_next_mtp.py:118', line);
-  log.info('kv_cache_utils.py:1087', `GPU KV cache size: ${tokens.toLocaleString('en-US')} tokens`);
-  log.info('kv_cache_utils.py:1091', `Maximum concurrency for ${maxLen.toLocaleString('en-US')} tokens per request: ${(tokens / maxLen).toFixed(2)}x`);
+  log.engine('default_loader.py:262', 'Loading weights took 41.27 seconds');
+  for (const line of proofLines(process.env, mountTargets())) log.engine('qwen3_next_mtp.py:118', line);
+  kvCacheLines(traits, tokens, maxLen).forEach(([source, line]) => log.engine(source, line));
 }
 
 async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   const maxLen = Number(args.flags['max-model-len'] ?? 262144);
-  log.info('api_server.py:1896', 'vLLM API server version 0.11.1.dev42+sim');
+  log.info('api_server.py:1839', `vLLM API server version ${traits.version}`);
   log.info('utils.py:326', `non-default args: {'model': '${args.model}', 'served_model_name': ['${args.flags['served-model-name'] ?? args.model}'], 'max_model_len': ${maxLen}}`);
   if (control.failure === 'crash-at-start') {
     await sleep(Math.min(200, control.readyDelayMs));
-    log.info('core.py:700', 'EngineCore failed to start.', 'ERROR');
-    log.write('stderr', 'RuntimeError: CUDA error: out of memory (simulated crash at start)');
+    log.engine('core.py:700', 'EngineCore failed to start.', 'ERROR');
+    log.write('stderr', 'RuntimeError: CUDA error: out of memory (simulated crash at start)', 'EngineCore');
     process.exit(1);
   }
   await sleep(control.readyDelayMs / 2);
   if (control.failure === 'die-during-readiness') {
-    log.write('stderr', 'RuntimeError: Engine core initialization failed (simulated death during readiness)');
+    log.write('stderr', 'RuntimeError: Engine core initialization failed (simulated death during readiness)', 'EngineCore');
     process.exit(1);
   }
   logLoaded(args, maxLen);
   await sleep(control.readyDelayMs / 2);
   if (control.failure === 'never-ready') {
-    log.info('backends.py:39', 'Compiling a graph for dynamic shape takes 12.1 s (simulated: never ready)');
+    log.engine('backends.py:39', 'Compiling a graph for dynamic shape takes 12.1 s (simulated: never ready)');
     setInterval(() => undefined, 1 << 30); // stays alive, never listens
     return;
   }
@@ -97,16 +109,17 @@ function serve(args: ServeArgs, control: NodeControl, maxLen: number): void {
     log.write('stderr', `OSError: [Errno 98] error while attempting to bind: ${err.message}`);
     process.exit(1);
   });
-  server.listen(Number(args.flags.port ?? 8000), args.flags.host ?? '0.0.0.0', () => {
-    log.write('stderr', `INFO:     Started server process [${process.pid}]`);
-    log.write('stderr', 'INFO:     Waiting for application startup.');
-    log.write('stderr', 'INFO:     Application startup complete.');
-  });
+  // uvicorn runs the app's startup before it listens on the socket vLLM bound: until then a connect is refused.
+  log.info('api_server.py:1912', `Starting vLLM API server 0 on http://${args.flags.host ?? '0.0.0.0'}:${args.flags.port ?? 8000}`);
+  log.write('stderr', `INFO:     Started server process [${process.pid}]`);
+  log.write('stderr', 'INFO:     Waiting for application startup.');
+  log.write('stderr', 'INFO:     Application startup complete.');
+  server.listen(Number(args.flags.port ?? 8000), args.flags.host ?? '0.0.0.0');
 }
 
 function reply(res: http.ServerResponse, status: number, body: unknown): number {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
+  if (body === undefined) res.writeHead(status, { 'content-length': '0' }).end();
+  else res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   return status;
 }
 
@@ -116,19 +129,40 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The keys the server wants (vllm/entrypoints/openai/api_server.py: `--api-key` wins over VLLM_API_KEY; the image's
+ * own VLLM_API_KEY is the node control `imageApiKey`); none: no key is needed.
+ */
+function apiKeys(args: ServeArgs): string[] {
+  const env = process.env.VLLM_API_KEY ?? startControl.imageApiKey ?? undefined;
+  return (args.lists['api-key'] ?? (env ? [env] : [])).filter((k) => k !== '');
+}
+
+/** AuthenticationMiddleware.verify_token: `<scheme> <token>` split at the first space, the scheme in any case. */
+function keyMatches(header: string | undefined, keys: string[]): boolean {
+  if (!header) return false;
+  const sp = header.indexOf(' ');
+  const [scheme, token] = sp < 0 ? [header, ''] : [header.slice(0, sp), header.slice(sp + 1)];
+  return scheme.toLowerCase() === 'bearer' && keys.includes(token);
+}
+
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
   const body = await readBody(req);
   const url = (req.url ?? '/').split('?')[0]!;
-  const key = args.flags['api-key'];
-  const authorized = !key || req.headers.authorization === `Bearer ${key}`;
+  const keys = apiKeys(args);
+  const authorized = keys.length === 0 || keyMatches(req.headers.authorization, keys);
   if (control.failure === 'slow') await sleep(control.slowMs);
   let status: number;
   let model: string | undefined;
-  if (url.startsWith('/v1') && !authorized) status = reply(res, 401, { error: 'Unauthorized' });
-  else if (req.method === 'GET' && url === '/health') status = reply(res, 200, {});
+  const guarded = url.startsWith('/v1') && req.method !== 'OPTIONS';
+  if (guarded && !authorized) status = reply(res, 401, { error: 'Unauthorized' });
+  else if (req.method === 'GET' && url === '/health') status = reply(res, 200, undefined);
   else if (req.method === 'GET' && url === '/v1/models') status = reply(res, 200, modelList(args, control, maxLen));
-  else if (req.method === 'POST' && url === '/v1/chat/completions') [status, model] = chat(res, body, servedName(args, control));
-  else status = reply(res, 404, { detail: 'Not Found' });
+  else if (req.method === 'POST' && url === '/v1/chat/completions') {
+    const answer = chatCompletion(chatSetup(args, control, maxLen), body);
+    status = reply(res, answer.status, answer.body);
+    model = answer.model;
+  } else status = reply(res, 404, { detail: 'Not Found' });
   appendJsonLine(path.join(stateDir, 'requests.jsonl'), {
     at: new Date().toISOString(),
     container: args.id.slice(0, 12),
@@ -141,38 +175,28 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
   });
 }
 
-function servedName(args: ServeArgs, control: NodeControl): string {
-  return control.failure === 'wrong-model' ? args.model : (args.flags['served-model-name'] ?? args.model);
+function servedNames(args: ServeArgs, control: NodeControl): string[] {
+  return control.failure === 'wrong-model' ? [args.model] : (args.lists['served-model-name'] ?? [args.model]);
 }
 
+function chatSetup(args: ServeArgs, control: NodeControl, maxLen: number): ChatSetup {
+  const parser = args.flags['reasoning-parser'] ?? control.reasoningParser ?? null;
+  return { traits, served: servedNames(args, control), maxModelLen: maxLen, reasoningParser: parser };
+}
+
+/** serving_models.py show_available_models: one card per served name, root = the model path. */
 function modelList(args: ServeArgs, control: NodeControl, maxLen: number): unknown {
   const len = control.failure === 'wrong-max-len' ? maxLen / 2 : maxLen;
-  const id = servedName(args, control);
   const created = Math.floor(Date.now() / 1000);
-  return { object: 'list', data: [{ id, object: 'model', created, owned_by: 'vllm', root: args.model, parent: null, max_model_len: len, permission: [] }] };
-}
-
-function chat(res: http.ServerResponse, body: string, served: string): [number, string | undefined] {
-  let req: { model?: string; messages?: { content?: unknown }[] };
-  try {
-    req = JSON.parse(body) as typeof req;
-  } catch {
-    return [reply(res, 400, { object: 'error', message: 'invalid JSON body', type: 'BadRequestError', code: 400 }), undefined];
-  }
-  if (req.model !== served) {
-    return [reply(res, 404, { object: 'error', message: `The model \`${req.model}\` does not exist.`, type: 'NotFoundError', code: 404 }), req.model];
-  }
-  const promptTokens = Math.max(1, Math.ceil(JSON.stringify(req.messages ?? []).length / 4));
-  const out = {
-    id: `chatcmpl-sim${Date.now()}`,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model: served,
-    choices: [{ index: 0, message: { role: 'assistant', content: 'pong' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: promptTokens, completion_tokens: 2, total_tokens: promptTokens + 2 },
+  const permission = {
+    id: `modelperm-sim${created}`, object: 'model_permission', created, allow_create_engine: false, allow_sampling: true,
+    allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false,
   };
-  return [reply(res, 200, out), req.model];
+  return {
+    object: 'list',
+    data: servedNames(args, control).map((id) => ({ id, object: 'model', created, owned_by: 'vllm', root: args.model, parent: null, max_model_len: len, permission: [permission] })),
+  };
 }
 
 const parsed = parseServe(process.argv.slice(2));
-await startUp(parsed, readControl(stateDir));
+await startUp(parsed, startControl);
