@@ -10,7 +10,7 @@
 #   container  recipe name exists running status startedAt image      (one per recipe)
 #   env        recipe path exists text_b64                              (the .env with secret lines replaced)
 #   primary    recipe                                                    (the recipe status reports on)
-#   kv-cache   recipe line                                               (the last KV cache line of docker logs)
+#   kv-cache   recipe line concurrency                                   (the last KV cache size and concurrency lines)
 #   health     httpStatus body_b64 detail | skipped                      (only when PULSE_HTTP=1)
 #   memory     availableKiB totalKiB watermarkScaleFactor
 #   gpu-proc   line                                                      (nvidia-smi compute apps, one each)
@@ -28,7 +28,7 @@ status_env_text() {
   env -i "$_PULSE_AWK" -v mark="$_SECRET_MARK" '
     cont { cont = /\\$/; print mark; next }
     skip { if (index($0, q)) skip = 0; print mark; next }
-    / (API_KEY|HF_TOKEN)[^A-Za-z0-9_]|[^A-Za-z0-9_](API_KEY|HF_TOKEN)[^A-Za-z0-9_]|^(API_KEY|HF_TOKEN)[^A-Za-z0-9_]|(API_KEY|HF_TOKEN)$/ {
+    / (VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|[^A-Za-z0-9_](VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|^(VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|(VLLM_API_KEY|API_KEY|HF_TOKEN)$/ {
       print mark
       v = $0; sub(/^[^=]*=/, "", v); q = substr(v, 1, 1)
       if ((q == "\"" || q == "\047") && !index(substr(v, 2), q)) skip = 1
@@ -80,8 +80,12 @@ pulse_record primary recipe="$primary"
 
 if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
   # Docker rotates the log at 50 MB x 3; when the line is gone the controller shows the value `up` saved.
-  kv=$(docker logs "$primary_container" </dev/null 2>&1 | grep -F 'GPU KV cache size' | tail -n 1 || true)
-  pulse_record kv-cache recipe="$primary" line="$kv"
+  # One line in current vLLM, a size and a concurrency line in older releases (the controller joins them).
+  docker logs "$primary_container" </dev/null >"$_status_tmp/log" 2>&1 || true
+  kv=$(grep -E 'KV cache size: [0-9,]+ tokens' "$_status_tmp/log" | tail -n 1 || true)
+  conc=$(grep -E 'Maximum concurrency for [0-9,]+ tokens per request' "$_status_tmp/log" | tail -n 1 || true)
+  rm -f -- "$_status_tmp/log"
+  pulse_record kv-cache recipe="$primary" line="$kv" concurrency="$conc"
 fi
 
 primary_running=false

@@ -4,6 +4,7 @@
  */
 import { envBodySha256, parseEnvHeader } from '../render.js';
 import { parseModels } from '../steps/checks.js';
+import { kvCacheSummary } from '../steps/kv-cache.js';
 import type { PulseRecord } from '../node/types.js';
 import type { NodeState } from '../../workflows/types.js';
 import type { ContainerStatus, EnvStatus, GpuProcess, HealthStatus, KvCacheStatus, MemoryStatus } from './types.js';
@@ -68,9 +69,9 @@ export function healthOf(r: PulseRecord | undefined, skipped: string | null, ser
 
 /** The KV cache line from the log, else the one `up` saved (only while a container exists: it is about that run). */
 export function kvCacheOf(r: PulseRecord | undefined, containerExists: boolean, state: NodeState | null): KvCacheStatus {
-  const line = str(r, 'line');
+  const line = kvCacheSummary([str(r, 'line'), str(r, 'concurrency')]);
   if (line) return { line, source: 'log' };
-  if (containerExists && state?.kvCacheLine) return { line: state.kvCacheLine, source: 'state' };
+  if (containerExists && state?.kvCacheLine) return { line: kvCacheSummary([state.kvCacheLine]) ?? state.kvCacheLine, source: 'state' };
   return { line: null, source: null };
 }
 
