@@ -1,6 +1,7 @@
 /**
  * `pulse model smoke --node <node> [--yes]`: one short chat completion through the node's server. Prints the
- * model, latency, tokens and the reply's first line; exit 0 on pass. A protected node is refused without --yes
+ * model, latency, tokens, the first line of the reply and of the reasoning, and the finish reason; exit 0 on pass
+ * (HTTP 200 with a choice and generated tokens). A protected node is refused without --yes
  * before any connection is made.
  */
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
@@ -18,6 +19,8 @@ function report(r: SmokeResult): string {
     `  latency  ${r.latencyS === null ? '?' : `${Math.round(r.latencyS * 1000)} ms`}  (HTTP ${r.httpStatus ?? 'none'})`,
     `  tokens   prompt ${t.prompt ?? '?'}, completion ${t.completion ?? '?'}, total ${t.total ?? '?'}`,
     `  reply    ${r.reply ?? '(none)'}`,
+    ...(r.reasoning ? [`  reasoning ${r.reasoning}`] : []),
+    `  finish   ${r.finishReason ?? '?'}${r.finishReason === 'length' ? ' (max_tokens reached)' : ''}`,
     ...(r.error ? [`  error    ${r.error}`] : []),
   ].join('\n');
 }

@@ -17,8 +17,12 @@ export interface SmokeResult {
   httpStatus: number | null;
   latencyS: number | null;
   tokens: { prompt: number | null; completion: number | null; total: number | null };
-  /** The first line of the reply. */
+  /** The first line of the reply's content (null: the server gave none, e.g. max_tokens were spent thinking). */
   reply: string | null;
+  /** The first line of the reasoning a reasoning parser split off (`reasoning`, or `reasoning_content` before). */
+  reasoning: string | null;
+  /** Why generation stopped: "stop", "length" (max_tokens reached), ... */
+  finishReason: string | null;
   error: string | null;
 }
 
@@ -28,23 +32,51 @@ export function checkSmokeAllowed(name: string, node: NodeConfig, yes: boolean):
 }
 
 interface Completion {
-  choices?: { message?: { content?: unknown } }[];
+  choices?: { message?: { content?: unknown; reasoning?: unknown; reasoning_content?: unknown }; finish_reason?: unknown }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; total_tokens?: unknown };
   model?: unknown;
-  error?: { message?: unknown };
+  /** vLLM >= 0.10.1: {error: {message, type, param, code}}; the auth middleware: {error: "Unauthorized"}. */
+  error?: { message?: unknown } | string;
+  /** vLLM before 0.10.1: {object: "error", message, type, param, code}. */
+  message?: unknown;
 }
 
 const n = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+const firstLine = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? (v.trim().split('\n')[0] ?? '') : null);
 
 function parseBody(b64: string): Completion | null {
   try {
-    return JSON.parse(Buffer.from(b64, 'base64').toString('utf8')) as Completion;
+    const body = JSON.parse(Buffer.from(b64, 'base64').toString('utf8')) as unknown;
+    return body !== null && typeof body === 'object' ? (body as Completion) : null;
   } catch {
     return null;
   }
 }
 
-/** Run the smoke script over `session` and judge it: pass = HTTP 200 with a non-empty reply. */
+/** The error text of a vLLM error body in any release's shape, or null. */
+function errorText(body: Completion | null): string | null {
+  if (typeof body?.error === 'string') return body.error;
+  if (typeof body?.error?.message === 'string') return body.error.message;
+  return typeof body?.message === 'string' ? body.message : null;
+}
+
+/** Why the answer fails, or null: only an HTTP error, no choices, or no generated token fail a server. */
+function verdict(code: number | null, body: Completion | null, completion: number | null, texts: (string | null)[]): string | null {
+  if (code !== 200) {
+    const why = errorText(body);
+    if (code === 401) return `HTTP 401 ${why ?? 'Unauthorized'}: the server wants a key that the node .env does not give (API_KEY)`;
+    return code ? `HTTP ${code}${why ? `: ${why}` : ''}` : null;
+  }
+  if (!Array.isArray(body?.choices) || body.choices.length === 0) return 'the answer has no choices';
+  const generated = completion !== null ? completion > 0 : texts.some((t) => t !== null);
+  return generated ? null : 'the server generated no tokens';
+}
+
+/**
+ * Run the smoke script over `session` and judge it. A server passes when it answered HTTP 200 with a choice and
+ * generated tokens: a reasoning model whose max_tokens ran out while it thought (content null, finish_reason
+ * "length") is healthy, so the result says what came back (content, reasoning, finish reason) instead of failing.
+ */
 export async function runSmoke(session: NodeSession, name: string, node: NodeConfig): Promise<SmokeResult> {
   const recipes = Object.entries(node.recipes).map(([n, r]) => `${n}\t${r.dir}\t${r.container}`).join('\n');
   const result = await session.run('smoke', {
@@ -56,15 +88,15 @@ export async function runSmoke(session: NodeSession, name: string, node: NodeCon
   const rec = result.records.filter((r) => r.kind === 'smoke').at(-1) ?? { kind: 'smoke' };
   const code = n(rec['httpStatus']);
   const body = parseBody(typeof rec['body_b64'] === 'string' ? rec['body_b64'] : '');
-  const content = body?.choices?.[0]?.message?.content;
-  const reply = typeof content === 'string' ? (content.trim().split('\n')[0] ?? '') : null;
-  const ok = code === 200 && reply !== null && reply !== '';
+  const choice = Array.isArray(body?.choices) ? body.choices[0] : undefined;
+  const reply = firstLine(choice?.message?.content);
+  const reasoning = firstLine(choice?.message?.reasoning ?? choice?.message?.reasoning_content);
+  const tokens = { prompt: n(body?.usage?.prompt_tokens), completion: n(body?.usage?.completion_tokens), total: n(body?.usage?.total_tokens) };
   const detail = typeof rec['detail'] === 'string' && rec['detail'] ? rec['detail'] : null;
-  const why = typeof body?.error?.message === 'string' ? body.error.message : detail;
+  const why = verdict(code, body, tokens.completion, [reply, reasoning]) ?? (code ? null : (detail ?? 'no answer from the server'));
   return {
-    node: name, ok, model: typeof body?.model === 'string' ? body.model : typeof model === 'string' ? model : null,
-    httpStatus: code === 0 ? null : code, latencyS: n(rec['seconds']),
-    tokens: { prompt: n(body?.usage?.prompt_tokens), completion: n(body?.usage?.completion_tokens), total: n(body?.usage?.total_tokens) },
-    reply, error: ok ? null : (why ?? (code ? `HTTP ${code}` : 'no answer from the server')),
+    node: name, ok: why === null, model: typeof body?.model === 'string' ? body.model : typeof model === 'string' ? model : null,
+    httpStatus: code === 0 ? null : code, latencyS: n(rec['seconds']), tokens, reply, reasoning,
+    finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null, error: why,
   };
 }
