@@ -18,6 +18,7 @@ const BY_KIND: Record<PulseErrorKind, { type: FailureType; retry: boolean }> = {
   precondition: { type: FAILURE.precondition, retry: false },
   unreachable: { type: FAILURE.unreachable, retry: true },
   'not-ready': { type: FAILURE.notReady, retry: true },
+  unauthorized: { type: FAILURE.unauthorized, retry: false },
   timeout: { type: FAILURE.timeout, retry: false },
   script: { type: FAILURE.script, retry: true },
   temporal: { type: FAILURE.internal, retry: true },
@@ -28,7 +29,8 @@ const BY_KIND: Record<PulseErrorKind, { type: FailureType; retry: boolean }> = {
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 const SSH2_LEVELS = new Set(['client-socket', 'client-timeout', 'client-ssh', 'protocol', 'handshake']);
 
-const SECRET = /\b(API_KEY|HF_TOKEN)=[^\s"']+/g;
+// VLLM_API_KEY first: \bAPI_KEY does not match inside it (no word boundary after the underscore).
+const SECRET = /\b(VLLM_API_KEY|API_KEY|HF_TOKEN)=[^\s"']+/g;
 
 /** Messages go into workflow history forever: never let a secret value through, whatever a script printed. */
 export function redactSecrets(text: string): string {

@@ -9,6 +9,7 @@ export type PulseErrorKind =
   | 'precondition' // the node is not in a state that allows the step (missing mount source, other vLLM running)
   | 'unreachable' // ssh/connect failed or the link dropped: retryable
   | 'not-ready' // a poll has not reached its goal yet: benign, retryable
+  | 'unauthorized' // the server answered 401: it wants an API key that the node .env does not give
   | 'timeout' // a wait reached its spec deadline (memory gate, readiness)
   | 'script' // a node script failed in a way none of the above explains
   | 'temporal' // the Temporal server cannot be reached or refused a call
@@ -25,6 +26,7 @@ export const EXIT_CODES: Record<PulseErrorKind, number> = {
   script: 9,
   temporal: 10,
   internal: 1,
+  unauthorized: 11,
 };
 
 export class PulseError extends Error {

@@ -11,6 +11,11 @@ export const FAILURE = {
   timeout: 'Timeout',
   script: 'ScriptFailed',
   verify: 'VerifyFailed',
+  /**
+   * The server answered 401 (readiness, verify): its key is not the node .env's API_KEY. No retry fixes that; the
+   * activity marks it non-retryable itself, so the released retry policies (NON_RETRYABLE_FAILURES) stay as recorded.
+   */
+  unauthorized: 'Unauthorized',
   internal: 'InternalError',
 } as const;
 

@@ -19,6 +19,7 @@ const KIND_OF_FAILURE: Record<string, PulseErrorKind> = {
   Timeout: 'timeout',
   ScriptFailed: 'script',
   VerifyFailed: 'script',
+  Unauthorized: 'unauthorized',
 };
 
 /** Exit code of a finished deploy: 0 only on success. */

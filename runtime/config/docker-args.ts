@@ -13,8 +13,12 @@ export type DockerPair =
 export type ParsedArgs = { ok: true; pairs: DockerPair[] } | { ok: false; error: string; word: number };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Secrets never travel in EXTRA_DOCKER_ARGS: the plan is stored in workflow history forever. */
-const SECRET_ENV = new Set(['HF_TOKEN', 'API_KEY']);
+/**
+ * Secrets never travel in EXTRA_DOCKER_ARGS: the plan is stored in workflow history forever. VLLM_API_KEY is
+ * vLLM's own key variable (read when --api-key is absent): set in the container it would also make every probe of
+ * pulse, which sends the node .env API_KEY, answer 401.
+ */
+const SECRET_ENV = new Set(['HF_TOKEN', 'API_KEY', 'VLLM_API_KEY']);
 
 /** Normalised mount target for conflict checks (`/a/b/` and `/a/b` are the same target). */
 export function mountKey(dst: string): string {
@@ -28,6 +32,7 @@ function parseEnv(arg: string): DockerPair | string {
   const name = arg.slice(0, eq);
   const value = arg.slice(eq + 1);
   if (!ENV_NAME.test(name)) return `-e ${arg}: NAME must be letters, digits and _`;
+  if (name === 'VLLM_API_KEY') return '-e VLLM_API_KEY= is not allowed: put the key in the node .env as API_KEY (start.sh gives it to vLLM as --api-key)';
   if (SECRET_ENV.has(name)) return `-e ${name}= is not allowed: secrets stay in the node .env`;
   const p = wordProblem(value);
   if (p) return `-e ${name}: the value ${p}`;

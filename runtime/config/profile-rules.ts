@@ -5,7 +5,7 @@ import { pasteProblem, wordProblem } from './safe.js';
 /** Keys that come from nodes.json `env`: a profile cannot set them. */
 export const NODE_KEYS = ['HF_HOME', 'BIND', 'PORT', 'REQUIRE_IDLE_GPU'] as const;
 /** Keys a profile must never set: secrets stay in the node .env, the container name belongs to the recipe. */
-export const FORBIDDEN_KEYS = ['HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME'] as const;
+export const FORBIDDEN_KEYS = ['HF_TOKEN', 'API_KEY', 'VLLM_API_KEY', 'TP1_CONTAINER_NAME'] as const;
 /**
  * Shell variables that change how bash itself runs start.sh when the .env is sourced (word splitting, command
  * lookup, startup files, the dynamic loader). The recipe never reads them as settings, so a profile cannot set them.

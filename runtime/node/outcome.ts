@@ -13,6 +13,7 @@ const MEANING: Record<number, { kind: PulseErrorKind; text: string }> = {
   // A temporary failure is retryable, and 'unreachable' is the retryable kind the activity edge knows.
   [SCRIPT_EXIT.temporary]: { kind: 'unreachable', text: 'temporary failure on the node' },
   [SCRIPT_EXIT.notReady]: { kind: 'not-ready', text: 'not ready yet' },
+  [SCRIPT_EXIT.unauthorized]: { kind: 'unauthorized', text: 'the server wants an API key that the node .env does not give' },
 };
 
 /** Human meaning of a script exit code, e.g. `exit 11 (precondition failed)`. */

@@ -27,6 +27,8 @@ export const SCRIPT_EXIT = {
   temporary: 12,
   /** The goal is not reached yet (server not ready, memory not free). Benign; the caller polls again. */
   notReady: 13,
+  /** The server answered 401: it wants an API key (vLLM: --api-key or VLLM_API_KEY) the node .env does not give. */
+  unauthorized: 14,
 } as const;
 
 /** One `@pulse {...}` line. `kind` says what it is; the rest is step-specific JSON. */

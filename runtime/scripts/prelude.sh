@@ -18,11 +18,13 @@
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
-# 13 not ready. Anything else is a script failure.
+# 13 not ready, 14 unauthorized (the server wants a key the node .env does not give). Anything else is a script
+# failure.
 set -euo pipefail
 umask 077
 export LC_ALL=C
 readonly PULSE_EXIT_OK=0 PULSE_EXIT_REFUSED=10 PULSE_EXIT_PRECONDITION=11 PULSE_EXIT_TEMPORARY=12 PULSE_EXIT_NOT_READY=13
+readonly PULSE_EXIT_UNAUTHORIZED=14
 
 pulse_json_str() {
   local s=$1

@@ -2,6 +2,7 @@
 # to curl on stdin as a header, so it is never on a command line. Exit 0 when HTTP 200, 13 otherwise.
 # A container of this start that already exited will never answer: that is a precondition failure (exit 11), so
 # the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
+# A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER. Record: readiness.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
@@ -13,7 +14,8 @@ code=$(pulse_curl_auth -s -o /dev/null -w '%{http_code}' --max-time 10 "$url" 2>
 case $code in
   200) pulse_record readiness ready:=true httpStatus:=200 detail="GET $url: 200" ;;
   000) pulse_record readiness ready:=false httpStatus:=null detail="GET $url: no answer (connection refused or timed out)" ;;
-  401 | 403) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code (the server wants an API key; is API_KEY in the node .env right?)" ;;
+  401) pulse_record readiness ready:=false httpStatus:=401 detail="GET $url: 401 Unauthorized" ;;
+  403) pulse_record readiness ready:=false httpStatus:=403 detail="GET $url: 403 (the server wants an API key; is API_KEY in the node .env right?)" ;;
   *) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code" ;;
 esac
 if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
@@ -21,5 +23,11 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
   case $st in
     exited\ * | dead\ *) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER ${st%% *} (exit code ${st##* }) before /v1/models answered; see docker logs $PULSE_CONTAINER" ;;
   esac
+fi
+# vLLM answers 401 only once it serves, and only when its key (--api-key, else VLLM_API_KEY) is not the one sent:
+# waiting cannot change that, so it is its own failure now, not "not ready" until the readiness timeout.
+if [[ $code == 401 ]]; then
+  if [[ -n ${PULSE_API_KEY_VALUE:-} ]]; then why="the API_KEY in $PULSE_ENV_PATH is not the server's key"; else why="$PULSE_ENV_PATH sets no API_KEY"; fi
+  pulse_fail "$PULSE_EXIT_UNAUTHORIZED" "GET $url: 401 Unauthorized ($why; vLLM reads --api-key, else VLLM_API_KEY in the container)"
 fi
 [[ $code == 200 ]] || exit "$PULSE_EXIT_NOT_READY"

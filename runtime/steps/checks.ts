@@ -1,14 +1,28 @@
 /** The read-only probes after the start: one readiness probe, and the verify of what actually runs. */
 import type { ReadinessProbe, UpPlan, VerifyResult } from '../../workflows/types.js';
+import { PulseError } from '../errors.js';
 import type { NodeSession } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { readinessInputs, verifyInputs } from './inputs.js';
+import { kvCacheSummary } from './kv-cache.js';
 import { lastRecord, num, recordsOf, runStep, str, bool } from './run.js';
 import type { StepOptions } from './run.js';
 
-/** One GET /v1/models on the node, with the key from the node .env; exit 13 means "not yet", not a failure. */
+/** What to do about a 401 (readiness or verify). */
+const KEY_HINT = 'vLLM takes its key from --api-key (start.sh passes the node .env API_KEY), else from VLLM_API_KEY in the container; put that key in the node .env as API_KEY';
+
+function withKeyHint(err: unknown): unknown {
+  return err instanceof PulseError && err.kind === 'unauthorized' && !err.hint ? new PulseError(err.kind, err.message, { hint: KEY_HINT, cause: err }) : err;
+}
+
+/**
+ * One GET /v1/models on the node, with the key from the node .env; exit 13 means "not yet", not a failure. A 401
+ * (exit 14) fails as `unauthorized`: the server wants a key the node .env does not give, and waiting cannot fix it.
+ */
 export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<ReadinessProbe> {
-  const result = await runStep(session, 'readiness', readinessInputs(plan), opts, [SCRIPT_EXIT.notReady]);
+  const result = await runStep(session, 'readiness', readinessInputs(plan), opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
+    throw withKeyHint(e);
+  });
   const r = lastRecord(result, 'readiness');
   return { ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer' };
 }
@@ -35,8 +49,12 @@ export function parseModels(b64: string | null, served: string): ModelsAnswer {
 /** Check served model name, max_model_len, the KV cache line and each pulse-proof (missing proof = warning). */
 export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: string | null, opts?: StepOptions): Promise<VerifyResult> {
   const result = await runStep(session, 'verify', verifyInputs(plan, logPath), opts);
-  const models = parseModels(str(lastRecord(result, 'models'), 'body_b64'), plan.expect.servedModelName);
-  const kvCacheLine = str(lastRecord(result, 'kv-cache'), 'line');
+  const modelsRec = lastRecord(result, 'models');
+  if (num(modelsRec, 'httpStatus') === 401) {
+    throw new PulseError('unauthorized', `${plan.node}: step verify: GET /v1/models: 401 Unauthorized: the server wants a key that the node .env does not give`, { hint: KEY_HINT });
+  }
+  const models = parseModels(str(modelsRec, 'body_b64'), plan.expect.servedModelName);
+  const kvCacheLine = kvCacheSummary([str(lastRecord(result, 'kv-cache'), 'line'), str(lastRecord(result, 'kv-concurrency'), 'line')]);
   const proofs = recordsOf(result, 'proof').map((r) => ({ text: str(r, 'text') ?? '', found: bool(r, 'found') }));
   const problems: string[] = [];
   const warnings: string[] = [];

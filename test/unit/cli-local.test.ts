@@ -162,3 +162,26 @@ test('cli: --preflight without --dry-run is a usage error', () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--preflight works only with --dry-run/);
 });
+
+test('cli: a profile or an overlay with -e VLLM_API_KEY= is a config error that never shows the key', () => {
+  // vLLM reads VLLM_API_KEY when --api-key is absent: in the container it would be a secret in workflow history
+  // and make every probe (which sends the node .env API_KEY) answer 401.
+  const dir = mkdtempSync(path.join(sandbox, 'vllm-key-'));
+  const best = readFileSync(path.join(root, 'runtime/qwen38/profiles/best.env'), 'utf8');
+  writeFileSync(path.join(dir, 'best.env'), best.replace('  -e VLLM_MTP_DRAFT_FP8=1\n', '  -e VLLM_MTP_DRAFT_FP8=1\n  -e VLLM_API_KEY=sk-profile-SECRET\n'));
+  const prof = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run'], { PULSE_PROFILES_DIR: dir });
+  assert.equal(prof.code, 3, prof.stderr);
+  assert.match(prof.stderr, /-e VLLM_API_KEY= is not allowed: put the key in the node \.env as API_KEY/);
+  const overlay = mkdtempSync(path.join(sandbox, 'vllm-key-overlay-'));
+  writeFileSync(path.join(overlay, 'docker-args.txt'), '-e VLLM_API_KEY=sk-overlay-SECRET\n');
+  writeFileSync(path.join(overlay, 'manifest.json'), '{"sets":["key"]}\n');
+  const ov = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', overlay]);
+  assert.equal(ov.code, 3, ov.stderr);
+  assert.match(ov.stderr, /VLLM_API_KEY= is not allowed/);
+  for (const out of [prof.stdout, prof.stderr, ov.stdout, ov.stderr]) assert.doesNotMatch(out, /SECRET/);
+  writeFileSync(path.join(dir, 'best.env'), `${best}VLLM_API_KEY=sk-key-SECRET\n`);
+  const key = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run'], { PULSE_PROFILES_DIR: dir });
+  assert.equal(key.code, 3, key.stderr);
+  assert.match(key.stderr, /VLLM_API_KEY is not allowed in a profile/);
+  assert.doesNotMatch(key.stdout + key.stderr, /SECRET/);
+});
