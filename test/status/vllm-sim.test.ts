@@ -92,7 +92,9 @@ describe('smoke and status on each vLLM release of the simulator', () => {
     assert.equal(r.json.httpStatus, 401);
     assert.equal(r.json.error, 'HTTP 401 Unauthorized: the server wants a key that the node .env does not give (API_KEY)');
     const st = await runCli(s, ['model', 'status', '--node', 'spark2', '--json']);
-    assert.equal((JSON.parse(st.stdout) as StatusReport).nodes[0]?.health.httpStatus, 401);
+    const health = (JSON.parse(st.stdout) as StatusReport).nodes[0]?.health;
+    assert.equal(health?.httpStatus, 401);
+    assert.match(health?.detail ?? '', /the server wants a key that the node \.env does not give/);
     n.exec(`printf 'API_KEY="sk-image-other"\\n' >>'${n.envPath}'`);
     const ok = await smoke(); // the key the image wants, now given by the node .env
     assert.equal(ok.code, 0, ok.text);
