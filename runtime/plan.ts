@@ -12,6 +12,7 @@ import { profileOf } from './config/profiles.js';
 import { isLoopback } from './config/safe.js';
 import { PulseError } from './errors.js';
 import { renderEnv } from './render.js';
+import { vllmInt } from './vllm-int.js';
 
 /** READY_TIMEOUT_S of start.sh when a profile does not set it. */
 export const DEFAULT_READY_TIMEOUT_S = 1800;
@@ -123,7 +124,7 @@ export function buildUpPlan(config: NodesConfig, profiles: ReadonlyMap<string, P
     clientNotes: r.clientNotes,
     expect: {
       servedModelName: r.values['SERVED_MODEL_NAME'] ?? '',
-      maxModelLen: maxLen !== undefined && /^[0-9]+$/.test(maxLen) ? Number(maxLen) : null,
+      maxModelLen: vllmInt(maxLen), // 524288, 512K and 524.288k are the same length to vLLM
       port: Number(node.env.PORT),
       bind: node.env.BIND,
     },

@@ -28,6 +28,8 @@ export interface ReleaseTraits {
   dropsEmptyToolCalls: boolean;
   /** `[file:line]` of the KV cache line(s). */
   kvSource: [string, string];
+  /** `--max-model-len auto` (or -1) lets the server pick (human_readable_int_or_auto, current releases). */
+  maxModelLenAuto: boolean;
 }
 
 const cyan = (s: string) => `\x1b[1;36m${s}\x1b[0;0m `;
@@ -42,6 +44,7 @@ const TRAITS: Record<VllmRelease, ReleaseTraits> = {
     qwen3NeedsBothTags: true,
     dropsEmptyToolCalls: false,
     kvSource: ['kv_cache_utils.py:833', 'kv_cache_utils.py:837'],
+    maxModelLenAuto: false,
   },
   '0.11.0': {
     version: '0.11.0',
@@ -52,6 +55,7 @@ const TRAITS: Record<VllmRelease, ReleaseTraits> = {
     qwen3NeedsBothTags: true,
     dropsEmptyToolCalls: false,
     kvSource: ['kv_cache_utils.py:1087', 'kv_cache_utils.py:1091'],
+    maxModelLenAuto: false,
   },
   '0.33.0': {
     version: '0.33.0',
@@ -62,6 +66,7 @@ const TRAITS: Record<VllmRelease, ReleaseTraits> = {
     qwen3NeedsBothTags: false,
     dropsEmptyToolCalls: true,
     kvSource: ['kv_cache_utils.py:1147', 'kv_cache_utils.py:1147'],
+    maxModelLenAuto: true,
   },
 };
 

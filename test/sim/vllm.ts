@@ -78,8 +78,32 @@ function logLoaded(args: ServeArgs, maxLen: number): void {
   kvCacheLines(traits, tokens, maxLen).forEach(([source, line]) => log.engine(source, line));
 }
 
+/** The model's own context length (its config.json), used without --max-model-len or with `auto`/-1. */
+const MODEL_MAX_LEN = 262144;
+
+/**
+ * `--max-model-len` as argparse hands it to vLLM (human_readable_int: 524288, 512K = 2^19, 524.288k; current
+ * releases also `auto` or -1: the model's own length). null: argparse refuses it.
+ */
+function maxModelLen(raw: string | undefined): number | null {
+  if (raw === undefined) return MODEL_MAX_LEN;
+  if (traits.maxModelLenAuto && (raw === 'auto' || raw === '-1')) return MODEL_MAX_LEN;
+  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)$/.exec(raw.trim());
+  if (!m) return null;
+  const n = Number(m[1]);
+  const suffix = m[2] ?? '';
+  if (suffix === '') return Number.isInteger(n) ? n : null;
+  const dec: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 };
+  if (suffix in dec) return Math.floor(n * dec[suffix]!);
+  return Number.isInteger(n) ? n * 1024 ** ('KMGT'.indexOf(suffix) + 1) : null;
+}
+
 async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
-  const maxLen = Number(args.flags['max-model-len'] ?? 262144);
+  const maxLen = maxModelLen(args.flags['max-model-len']);
+  if (maxLen === null) {
+    log.write('stderr', `vllm serve: error: argument --max-model-len: invalid human_readable_int value: '${args.flags['max-model-len']}'`);
+    process.exit(2);
+  }
   log.info('api_server.py:1839', `vLLM API server version ${traits.version}`);
   log.info('utils.py:326', `non-default args: {'model': '${args.model}', 'served_model_name': ['${args.flags['served-model-name'] ?? args.model}'], 'max_model_len': ${maxLen}}`);
   if (control.failure === 'crash-at-start') {
