@@ -2,7 +2,7 @@
 # curl on stdin (pulse_curl_auth), never on a command line; the request body goes in a temp file.
 # Inputs: PULSE_RECIPES (name<TAB>dir<TAB>container per line), PULSE_PROBE_HOST, PULSE_PORT, PULSE_SMOKE_PROMPT,
 #         PULSE_SMOKE_MAX_TOKENS
-# Records: smoke-recipe name, smoke-model name, smoke httpStatus seconds body_b64 detail
+# Records: smoke-recipe name, smoke-model name (when the .env names one), smoke httpStatus seconds body_b64 detail
 _smoke_tmp=$(mktemp -d)
 trap 'rm -rf "$_smoke_tmp"' EXIT
 # The recipe whose container runs (its .env holds the key and the served name), else the first recipe.
@@ -20,10 +20,15 @@ pulse_record smoke-recipe name="$recipe"
 [[ -r $PULSE_ENV_PATH ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot read $PULSE_ENV_PATH"
 model=$(pulse_env_get SERVED_MODEL_NAME "$PULSE_ENV_PATH" 2>/dev/null) || model=
 [[ -n $model ]] || model=$(pulse_env_get MODEL "$PULSE_ENV_PATH" 2>/dev/null) || model=
-[[ -n $model ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_PATH sets neither SERVED_MODEL_NAME nor MODEL"
-pulse_record smoke-model name="$model"
-printf '{"model":%s,"messages":[{"role":"user","content":%s}],"max_tokens":%s,"temperature":0}' \
-  "$(pulse_json_str "$model")" "$(pulse_json_str "$PULSE_SMOKE_PROMPT")" "${PULSE_SMOKE_MAX_TOKENS:-32}" >"$_smoke_tmp/req"
+# vLLM accepts a request without "model" (its first served name answers): a .env that names no model (the
+# recipe's defaults apply) is still smoke-tested, and the answer says which model it was.
+model_field=
+if [[ -n $model ]]; then
+  pulse_record smoke-model name="$model"
+  model_field="\"model\":$(pulse_json_str "$model"),"
+fi
+printf '{%s"messages":[{"role":"user","content":%s}],"max_tokens":%s,"temperature":0}' \
+  "$model_field" "$(pulse_json_str "$PULSE_SMOKE_PROMPT")" "${PULSE_SMOKE_MAX_TOKENS:-32}" >"$_smoke_tmp/req"
 pulse_api_key "$PULSE_ENV_PATH"
 out=$(pulse_curl_auth -sS -m 120 -o "$_smoke_tmp/body" -w '%{http_code} %{time_total}' \
   -H 'Content-Type: application/json' --data-binary @"$_smoke_tmp/req" \

@@ -73,6 +73,17 @@ describe('smoke and status on each vLLM release of the simulator', () => {
     assert.equal(r.json.reply, null);
   });
 
+  test('a .env that names no model: smoke asks without "model", which vLLM accepts, and shows who answered', async () => {
+    await restart({});
+    const n = s.sim.node('spark2');
+    n.exec(`sed -i -e '/^SERVED_MODEL_NAME=/d' -e '/^MODEL=/d' '${n.envPath}'`);
+    const r = await smoke();
+    writePulseEnv(n);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(r.json.model, 'qwen38', 'the model of the answer');
+    assert.equal(n.requests().at(-1)?.model, undefined, 'the request named no model');
+  });
+
   test('a plain model: the reply and finish stop', async () => {
     await restart({});
     const r = await smoke();
