@@ -81,10 +81,12 @@ pulse_record primary recipe="$primary"
 if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
   # Docker rotates the log at 50 MB x 3; when the line is gone the controller shows the value `up` saved.
   # One line in current vLLM, a size and a concurrency line in older releases (the controller joins them).
-  docker logs "$primary_container" </dev/null >"$_status_tmp/log" 2>&1 || true
-  kv=$(grep -E 'KV cache size: [0-9,]+ tokens' "$_status_tmp/log" | tail -n 1 || true)
-  conc=$(grep -E 'Maximum concurrency for [0-9,]+ tokens per request' "$_status_tmp/log" | tail -n 1 || true)
-  rm -f -- "$_status_tmp/log"
+  # The log is read as a stream (one awk pass keeps the last of each, cut to 1000 bytes), never copied: it can be GBs.
+  kvs=$(docker logs "$primary_container" </dev/null 2>&1 | "$_PULSE_AWK" '
+    /KV cache size: [0-9,]+ tokens/ { kv = substr($0, 1, 1000) }
+    /Maximum concurrency for [0-9,]+ tokens per request/ { conc = substr($0, 1, 1000) }
+    END { print kv; print conc }') || true
+  { IFS= read -r kv || kv=; IFS= read -r conc || conc=; } <<<"$kvs"
   pulse_record kv-cache recipe="$primary" line="$kv" concurrency="$conc"
 fi
 
