@@ -51,6 +51,11 @@ async function main(): Promise<void> {
   for (const r of rows(c)) if (String(r['command']).startsWith('pulse')) add(`cold start, ${String(r['command'])}`, `median ${String(r['medianS'])} s, worst ${String(r['worstS'])} s`, '< 0.5 s', r['met'], 'coldstart.js');
   const rec = load('recovery');
   if (rec) add('crash recovery (SIGKILL during readiness)', `poll resumed after ${String(rec['medianResumeS'])} s; start.sh runs: ${rows(rec).map((r) => String(r['startShRuns'])).join(', ')}`, `≤ ${String(rec['goalS'])} s, 1 start.sh`, rec['met'], 'recovery.js');
+  const cl = load('cluster');
+  for (const r of rows(cl)) {
+    const vsFloor = r['clusterVsFloor'] === null ? '' : `; vs the floor: cluster ${String(r['clusterVsFloor'])}×, dev ${String(r['devVsFloor'])}×`;
+    add(`PostgreSQL cluster vs dev server, ${String(r['what'])}`, `${String(r['clusterVsDev'])}× (${String(r['clusterMs'])} ms vs ${String(r['devMs'])} ms${vsFloor})`, '-', null, 'cluster.js');
+  }
   const ssh = load('ssh-connections');
   if (ssh) add('ssh connections per deploy', rows(ssh).map((r) => `${String(r['deploys'])}: ${String(r['perNodePerDeploy'])}`).join('; '), '1 per node', ssh['met'], 'ssh-connections.js');
   process.stdout.write(`${out.join('\n')}\n`);
