@@ -6,6 +6,7 @@
 import type {
   DownPlan,
   FleetEntry,
+  LockResult,
   MemorySample,
   MkdirResult,
   NodeState,
@@ -27,6 +28,23 @@ export interface StopInput {
   recipe: PlanRecipe;
   /** The user's --yes: a protected node's stop needs it (absent in older histories: refused there). */
   confirmed?: boolean;
+}
+
+/** Which node lock a deploy takes (the recipe dir names it) and for what. */
+export interface LockInput {
+  node: string;
+  target: PlanTarget;
+  recipe: PlanRecipe;
+  action: 'up' | 'down';
+}
+
+/**
+ * The second argument of every node step of a deploy that holds the node lock (the workflows pass it on the
+ * patched('pulse-node-lock') path): the step confirms and renews the lock, and fails untouched when it is lost.
+ * Deploys started before the lock existed pass none, and their steps run as before.
+ */
+export interface LockUse {
+  nodeLock: true;
 }
 
 export interface StartInput {
@@ -62,22 +80,26 @@ export interface PublishResult {
 export interface PulseActivities {
   /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
   checkPlan(plan: UpPlan | DownPlan): Promise<PlanCheck>;
+  /** Before anything else on the node: take its deploy lock (refused, naming the holder, while another's is live). */
+  acquireNodeLock(input: LockInput): Promise<LockResult>;
+  /** At the end (success, failure after compensation, cancel): let the lock go if this deploy still holds it. */
+  releaseNodeLock(input: LockInput): Promise<LockResult>;
   /** Step 1: read-only checks on the node. */
-  runPreflight(plan: UpPlan): Promise<PreflightReport>;
+  runPreflight(plan: UpPlan, lock?: LockUse): Promise<PreflightReport>;
   /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */
-  makeDirs(plan: UpPlan): Promise<MkdirResult>;
+  makeDirs(plan: UpPlan, lock?: LockUse): Promise<MkdirResult>;
   /** Step 3 (and down): stop.sh, then make sure the container is gone. */
-  stopServer(input: StopInput): Promise<StopResult>;
+  stopServer(input: StopInput, lock?: LockUse): Promise<StopResult>;
   /** Step 4: poll MemAvailable every second until the gate, up to plan.memory.timeoutS. */
-  waitForMemory(plan: UpPlan): Promise<MemorySample>;
+  waitForMemory(plan: UpPlan, lock?: LockUse): Promise<MemorySample>;
   /** Step 5: backup + write the .env; skipped when the identity is the same. */
-  writeEnv(plan: UpPlan): Promise<WriteEnvResult>;
+  writeEnv(plan: UpPlan, lock?: LockUse): Promise<WriteEnvResult>;
   /** Step 6: setsid start.sh, at most once per deployId. */
-  startServer(input: StartInput): Promise<StartResult>;
+  startServer(input: StartInput, lock?: LockUse): Promise<StartResult>;
   /** Step 7: poll /v1/models every second until 200, up to plan.readiness.timeoutS. */
-  pollReadiness(plan: UpPlan): Promise<ReadinessProbe>;
+  pollReadiness(plan: UpPlan, lock?: LockUse): Promise<ReadinessProbe>;
   /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
-  verifyServer(input: VerifyInput): Promise<VerifyResult>;
+  verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult>;
   /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */
   publishState(input: StateInput): Promise<PublishResult>;
   /** Compensation: the node state says failed and the gateway fragment disables its endpoint. */

@@ -15,7 +15,7 @@ export interface NodeAccess {
 /** The typed step functions of runtime/steps (the real module in production). */
 export type StepFunctions = Pick<
   typeof Steps,
-  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'verifyServer'
+  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'verifyServer' | 'nodeLock'
 >;
 
 /** Node state and gateway fragment (runtime/state.ts in production). */
@@ -48,6 +48,10 @@ export interface ActivityDeps {
   pollIntervalMs?: number;
   /** Sleep between probes (default: the activity's cancellation-aware sleep; the time-skipping tests skip time). */
   sleep?: (ms: number) => Promise<void>;
+  /** The node lock's lease in seconds (default LOCK_LEASE_S, 120; $PULSE_LOCK_LEASE_S for the worker). */
+  lockLeaseS?: number;
+  /** The controller host a lock names (default os.hostname()). */
+  controllerHost?: string;
   /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
   heartbeatEveryMs?: number;
 }

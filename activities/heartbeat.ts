@@ -6,14 +6,19 @@
 import { Context } from '@temporalio/activity';
 import type { StepOptions } from '../runtime/steps/index.js';
 import { toFailure } from './errors.js';
+import type { LockKeeper } from './lock.js';
 
-/** Run `fn` with step options wired to the current activity; rethrow failures classified. */
-export async function nodeStep<T>(everyMs: number, fn: (opts: StepOptions) => Promise<T>, details?: () => unknown): Promise<T> {
+/**
+ * Run `fn` with step options wired to the current activity; rethrow failures classified. With a LockKeeper the step
+ * runs under the node lock: confirmed before `fn` touches the node, renewed while it runs, `fn` aborted when lost.
+ */
+export async function nodeStep<T>(everyMs: number, fn: (opts: StepOptions) => Promise<T>, details?: () => unknown, keeper?: LockKeeper): Promise<T> {
   const ctx = Context.current();
   const beat = (): void => ctx.heartbeat(details?.());
   const timer = setInterval(beat, everyMs);
   try {
     beat();
+    if (keeper) return await keeper.around(ctx.cancellationSignal, (signal) => fn({ signal, onRecord: beat }));
     return await fn({ signal: ctx.cancellationSignal, onRecord: beat });
   } catch (err) {
     throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);

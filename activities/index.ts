@@ -4,6 +4,7 @@
  */
 import type { PulseActivities } from './contract.js';
 import type { ActivityDeps } from './deps.js';
+import { lockActivities } from './lock.js';
 import { nodeStepActivities } from './node-steps.js';
 import { publishActivities } from './publish.js';
 import { waitActivities } from './waits.js';
@@ -13,5 +14,5 @@ export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogge
 
 /** The activities object a Worker registers. */
 export function createActivities(deps: ActivityDeps): PulseActivities {
-  return { ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps) };
+  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps) };
 }

@@ -3,14 +3,15 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
 } from '../workflows/types.js';
 import { refusePlan } from '../runtime/plan-check.js';
-import type { PlanCheck, StartInput, StopInput, VerifyInput } from './contract.js';
+import type { LockUse, PlanCheck, StartInput, StopInput, VerifyInput } from './contract.js';
 import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';
 import { toFailure } from './errors.js';
 import { nodeStep } from './heartbeat.js';
+import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 
 export function nodeStepActivities(deps: ActivityDeps) {
@@ -22,10 +23,16 @@ export function nodeStepActivities(deps: ActivityDeps) {
     const { attempt, workflowExecution } = Context.current().info;
     deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
   };
-  /** Runs a step on the node's session and returns its result with the raw records of its script (for --verbose). */
-  const run = async <T extends object>(target: PlanTarget, fn: (s: NodeSession, o: StepOptions) => Promise<T>): Promise<T & StepRaw> => {
-    const rec = new RawRecorder(deps.nodes.session(target));
-    return rec.attach(await nodeStep(every, (o) => fn(rec.session, o)));
+  /**
+   * Runs a step on the node's session and returns its result with the raw records of its script (for --verbose);
+   * under the node lock of `recipe` when the workflow says the deploy holds it (the lock's own runs are not recorded).
+   */
+  const run = async <T extends object>(
+    target: PlanTarget, recipe: PlanRecipe, lock: LockUse | undefined, fn: (s: NodeSession, o: StepOptions) => Promise<T>,
+  ): Promise<T & StepRaw> => {
+    const session = deps.nodes.session(target);
+    const rec = new RawRecorder(session);
+    return rec.attach(await nodeStep(every, (o) => fn(rec.session, o), undefined, keeperFor(deps, session, recipe.dir, lock)));
   };
 
   return {
@@ -36,48 +43,48 @@ export function nodeStepActivities(deps: ActivityDeps) {
       return { node: mine.node, nodesFile: deps.files.load().config.file };
     },
     /** Step 1: read-only checks on the node (recipe, image, mounts, HF cache, other vLLM, connections). */
-    async runPreflight(input: UpPlan): Promise<PreflightReport> {
+    async runPreflight(input: UpPlan, lock?: LockUse): Promise<PreflightReport> {
       const plan = own.up(input);
       log('preflight', plan.node);
-      return run(plan.target, (s, o) => steps.runPreflight(s, plan, o));
+      return run(plan.target, plan.recipe, lock, (s, o) => steps.runPreflight(s, plan, o));
     },
     /** Step 2: create the pulse-mkdir directories (mkdir -p: a retry is harmless). */
-    async makeDirs(input: UpPlan): Promise<MkdirResult> {
+    async makeDirs(input: UpPlan, lock?: LockUse): Promise<MkdirResult> {
       const plan = own.up(input);
       log('mkdir', plan.node);
-      return run(plan.target, async (s, o) => {
+      return run(plan.target, plan.recipe, lock, async (s, o) => {
         await steps.makeDirs(s, plan, o);
         return {};
       });
     },
     /** Step 3 / down: stop.sh, then make sure the container is gone (a retry finds it gone). */
-    async stopServer(input: StopInput): Promise<StopResult> {
+    async stopServer(input: StopInput, lock?: LockUse): Promise<StopResult> {
       const stop = own.stop(input);
       log('stop', stop.node);
-      return run(stop.target, (s, o) => steps.stopServer(s, stop.recipe, o));
+      return run(stop.target, stop.recipe, lock, (s, o) => steps.stopServer(s, stop.recipe, o));
     },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
-    async writeEnv(input: UpPlan): Promise<WriteEnvResult> {
+    async writeEnv(input: UpPlan, lock?: LockUse): Promise<WriteEnvResult> {
       const plan = own.up(input);
       log('write .env', plan.node);
-      return run(plan.target, (s, o) => steps.writeEnv(s, plan, o));
+      return run(plan.target, plan.recipe, lock, (s, o) => steps.writeEnv(s, plan, o));
     },
     /** Step 6: setsid start.sh; the node's atomic marker for deployId makes a retry or crash-resume a no-op. */
-    async startServer(input: StartInput): Promise<StartResult> {
+    async startServer(input: StartInput, lock?: LockUse): Promise<StartResult> {
       const plan = own.up(input.plan);
       const deployId = checked(() => {
         if (typeof input.deployId !== 'string' || input.deployId === '') throw refusePlan('deployId is not a text');
         return input.deployId;
       });
       log('start', plan.node);
-      return run(plan.target, (s, o) => steps.startServer(s, plan, deployId, o));
+      return run(plan.target, plan.recipe, lock, (s, o) => steps.startServer(s, plan, deployId, o));
     },
     /** Step 8: served model name, max_model_len, KV cache line, pulse-proof texts (read-only). */
-    async verifyServer(input: VerifyInput): Promise<VerifyResult> {
+    async verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult> {
       const plan = own.up(input.plan);
       const logPath = checked(() => startLog(plan, input.logPath));
       log('verify', plan.node);
-      return run(plan.target, (s, o) => steps.verifyServer(s, plan, logPath, o));
+      return run(plan.target, plan.recipe, lock, (s, o) => steps.verifyServer(s, plan, logPath, o));
     },
   };
 }

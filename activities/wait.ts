@@ -48,6 +48,11 @@ export interface WaitSpec<T> {
   /** Replaces the activity's cancellation-aware sleep (tests on the time-skipping server). */
   sleep?: (ms: number) => Promise<void>;
   probe: (opts: StepOptions) => Promise<ProbeAnswer<T>>;
+  /**
+   * Runs before each probe (the node lock: renewed when half its lease has passed, the wait fails untouched when it
+   * is lost). Its failure ends the wait; it is not a "not yet".
+   */
+  guard?: (signal: AbortSignal) => Promise<void>;
 }
 
 function isCheckpoint(v: unknown, step: string): v is WaitProgress & { elapsedMs?: number } {
@@ -77,6 +82,7 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
   for (;;) {
     cp.attempt += 1;
     const probeStart = spec.monotonic();
+    if (spec.guard) await guardOnce(spec.guard, ctx);
     const answer = await probeOnce(spec, ctx);
     cp.lastAnswer = answer.answer;
     cp.elapsedMs = elapsed();
@@ -95,6 +101,16 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
     // adding to it, which keeps the detection lag near one interval. ctx.sleep throws CancelledFailure on cancel.
     const pauseMs = Math.max(MIN_PAUSE_MS, spec.intervalMs - (spec.monotonic() - probeStart));
     await (spec.sleep ? spec.sleep(pauseMs) : ctx.sleep(pauseMs));
+  }
+}
+
+async function guardOnce(guard: (signal: AbortSignal) => Promise<void>, ctx: Context): Promise<void> {
+  try {
+    await guard(ctx.cancellationSignal);
+  } catch (err) {
+    const c = classify(err, 1);
+    // A dropped link is a "not yet" here too: the next probe's guard tries again, and only a lost lock ends the wait.
+    if (ctx.cancellationSignal.aborted || c.type === FAILURE.refused || !c.retry) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
   }
 }
 

@@ -6,7 +6,9 @@
 import { Context } from '@temporalio/activity';
 import type { MemorySample, ReadinessProbe, UpPlan } from '../workflows/types.js';
 import { authority } from './authority.js';
+import type { LockUse } from './contract.js';
 import type { ActivityDeps } from './deps.js';
+import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { pollUntil } from './wait.js';
 
@@ -21,11 +23,13 @@ export function waitActivities(deps: ActivityDeps) {
 
   return {
     /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
-    async waitForMemory(input: UpPlan): Promise<MemorySample> {
+    async waitForMemory(input: UpPlan, lock?: LockUse): Promise<MemorySample> {
       const plan = own.up(input);
       log('memory wait', plan.node);
       const session = deps.nodes.session(plan.target);
+      const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
       return pollUntil({
+        ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
         step: 'memory',
         timeoutS: plan.memory.timeoutS,
         intervalMs: interval,
@@ -40,11 +44,13 @@ export function waitActivities(deps: ActivityDeps) {
       });
     },
     /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
-    async pollReadiness(input: UpPlan): Promise<ReadinessProbe> {
+    async pollReadiness(input: UpPlan, lock?: LockUse): Promise<ReadinessProbe> {
       const plan = own.up(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);
+      const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
       return pollUntil({
+        ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
         step: 'readiness',
         timeoutS: plan.readiness.timeoutS,
         intervalMs: interval,

@@ -24,6 +24,8 @@ import { PulseError } from '../runtime/errors.js';
 /** The step label of each activity (the names the CLI and RUNTIME.md use). */
 const STEP_OF: Record<keyof PulseActivities, string> = {
   checkPlan: 'check',
+  acquireNodeLock: 'lock',
+  releaseNodeLock: 'unlock',
   runPreflight: 'preflight',
   makeDirs: 'mkdir',
   stopServer: 'stop',
@@ -76,14 +78,16 @@ function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unk
 
 /** The same activities, each timed and counted into `m` (fakes too: tests see what production records). */
 export function instrumentActivities(acts: PulseActivities, m: PulseMetrics): PulseActivities {
-  const out: Record<string, (input: never) => Promise<unknown>> = {};
-  for (const [name, fn] of Object.entries(acts) as [keyof PulseActivities, (input: unknown) => Promise<unknown>][]) {
+  const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const [name, fn] of Object.entries(acts) as [keyof PulseActivities, (...args: unknown[]) => Promise<unknown>][]) {
     const step = STEP_OF[name] ?? name;
-    out[name] = async (input: never) => {
+    // Every argument goes through: node steps get a second one (LockUse) on a locked deploy.
+    out[name] = async (...args: never[]) => {
+      const input: unknown = args[0];
       const t0 = Date.now();
       const waitStart = name === 'pollReadiness' ? firstAttemptStartMs(t0) : t0;
       try {
-        const result = await fn(input);
+        const result = await fn(...args);
         observeOutcome(m, name, input, result, waitStart);
         return result;
       } finally {

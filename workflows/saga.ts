@@ -6,8 +6,9 @@
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import { FAILURE } from './failures.js';
 import { deployFailure, describeError } from './result.js';
+import type { LockInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
-import type { DeployResult } from './types.js';
+import type { DeployResult, LockResult } from './types.js';
 
 /** Thrown by the workflow itself (never by an activity) for a protected node without --yes: nothing touched. */
 export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down'): void {
@@ -20,6 +21,18 @@ export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed:
   }
 }
 
+/**
+ * patched() id of the node lock (issue 10): taken before preflight (down: before the stop), passed to every node step, released at the end.
+ * Shared by up.ts and down.ts. Before preflight, not after: what preflight finds (same identity, the container, the current
+ * .env) decides what the deploy does, and only holds while no other deploy can change the node in between.
+ */
+export const NODE_LOCK_PATCH = 'pulse-node-lock';
+
+/** The input of the lock activities for a plan. */
+export function lockInput(plan: { node: string; target: LockInput['target']; recipe: LockInput['recipe'] }, action: 'up' | 'down'): LockInput {
+  return { node: plan.node, target: plan.target, recipe: plan.recipe, action };
+}
+
 export interface SagaState {
   /** Set just before the stop step is scheduled: from then on a failure compensates. */
   armed: boolean;
@@ -27,7 +40,8 @@ export interface SagaState {
 
 /**
  * Turns a deploy error into the workflow's failure: fills result.error/errorType (the FIRST error, prefixed with the
- * failed step), compensates when armed, and returns the ApplicationFailure to throw.
+ * failed step), compensates when armed, then releases the node lock (`release`, when the deploy tried to take it),
+ * and returns the ApplicationFailure to throw.
  */
 export async function failDeploy(
   err: unknown,
@@ -35,6 +49,7 @@ export async function failDeploy(
   saga: SagaState,
   result: DeployResult,
   markFailed: (error: string) => Promise<unknown>,
+  release?: () => Promise<unknown>,
 ): Promise<ApplicationFailure> {
   const cancelled = isCancellation(err);
   const first = describeError(err);
@@ -54,7 +69,30 @@ export async function failDeploy(
       }
     });
   }
+  if (release) await CancellationScope.nonCancellable(() => releaseLock(t, result, release));
   result.steps = t.resultSteps();
   t.finish(`**failed**: ${result.error}`);
   return deployFailure(result, cancelled, err);
+}
+
+/**
+ * The lock step. Refused (another deploy's lock is live): `notHeld` runs, so nothing releases a lock this deploy
+ * never had; any other failure leaves the release armed (the node may have taken it before the link dropped).
+ */
+export async function takeLock(t: StepTracker, acquire: () => Promise<LockResult>, notHeld: () => void): Promise<void> {
+  try {
+    await t.run('lock', 'node lock', acquire, (l) => (l.lock ? `held since ${l.lock.since ?? '?'}, lease until ${l.lock.leaseUntil ?? '?'}` : undefined));
+  } catch (e) {
+    if (describeError(e).type === FAILURE.refused) notHeld();
+    throw e;
+  }
+}
+
+/** Let the node lock go at the end of a deploy; a failure is a warning (the lease runs out by itself). */
+export async function releaseLock(t: StepTracker, result: DeployResult, release: () => Promise<unknown>): Promise<void> {
+  try {
+    await t.run('unlock', 'release the node lock', release);
+  } catch (e) {
+    result.warnings.push(`node lock not released (${describeError(e).message}): it goes stale when its lease runs out`);
+  }
 }

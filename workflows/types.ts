@@ -200,6 +200,29 @@ export interface StopResult extends StepRaw {
   containerGone: boolean;
 }
 
+/**
+ * The node's deploy lock of one recipe dir as lock.sh reports it (runtime/steps/lock.ts). `live`: held and its lease
+ * has not run out by the NODE's clock; times are ISO strings of the node's clock.
+ */
+export interface NodeLock {
+  state: 'held' | 'released';
+  live: boolean;
+  /** workflowId/runId of the deploy that holds (or last held) it. */
+  deployId: string;
+  /** The controller host whose worker took it. */
+  host: string;
+  action: string;
+  since: string | null;
+  leaseUntil: string | null;
+  /** Where the lock lives on the node. */
+  file: string;
+}
+
+/** What the lock step returns: the lock as this deploy now holds it. */
+export interface LockResult extends StepRaw {
+  lock: NodeLock | null;
+}
+
 export interface MemorySample extends StepRaw {
   memAvailableGiB: number;
   gateGiB: number;

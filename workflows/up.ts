@@ -8,12 +8,12 @@
  * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
  */
 import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { PulseActivities, StateInput } from '../activities/contract.js';
+import type { LockUse, PulseActivities, StateInput } from '../activities/contract.js';
 import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
 import { FAILURE } from './failures.js';
 import { memoryWait, publish, quickStep, readinessWait, stopStep } from './options.js';
 import { rollbackCommand } from './result.js';
-import { failDeploy, refuseUnconfirmed } from './saga.js';
+import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
 import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from './types.js';
@@ -23,6 +23,8 @@ function upActivities(plan: UpPlan) {
   const on = ` on ${plan.node}`;
   return {
     check: proxyActivities<PulseActivities>(quickStep(`check plan${on}`)).checkPlan,
+    lock: proxyActivities<PulseActivities>(quickStep(`node lock${on}`)).acquireNodeLock,
+    unlock: proxyActivities<PulseActivities>(quickStep(`node unlock${on}`)).releaseNodeLock,
     preflight: proxyActivities<PulseActivities>(quickStep(`1/9 preflight${on}`)).runPreflight,
     mkdir: proxyActivities<PulseActivities>(quickStep(`2/9 mkdir${on}`)).makeDirs,
     stop: proxyActivities<PulseActivities>(stopStep(`3/9 stop${on}`)).stopServer,
@@ -46,7 +48,10 @@ interface UpRun {
   pre: PreflightReport | null;
   written: WriteEnvResult | null;
   started: StartResult | null;
+  /** The second argument of every node step: [] for a deploy without the node lock (started before it existed). */
+  lock: [] | [LockUse];
 }
+
 
 /** Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
 export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
@@ -59,19 +64,27 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
     pre: null,
     written: null,
     started: null,
+    lock: [],
   };
+  const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up'));
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
     // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
     if (patched(AUTHORITY_PATCH)) await run.t.run('check', CHECK_TITLE, () => run.acts.check(plan));
+    // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.
+    if (patched(NODE_LOCK_PATCH)) {
+      run.lock = [{ nodeLock: true }];
+      await takeLock(run.t, () => run.acts.lock(lockInput(plan, 'up')), () => (run.lock = []));
+    }
     await runSteps(run);
   } catch (err) {
     const r = run.result;
     if (run.saga.armed) r.rollbackCommand = rollbackCommand(plan.node, previousProfile(run), plan.rollbackHint, plan.protected);
     // Before the stop nothing changed on the node: its state is what preflight saw, or unknown (never "down").
     if (!run.saga.armed) r.state = run.pre ? (run.pre.container?.running ? 'up' : 'down') : 'unchanged';
-    throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)));
+    throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)), run.lock.length > 0 ? release : undefined);
   }
+  if (run.lock.length > 0) await releaseLock(run.t, run.result, release);
   run.result.steps = run.t.resultSteps();
   run.t.finish(`**up** ${plan.profile} on ${plan.node} (${run.result.mode})`);
   return run.result;
@@ -79,7 +92,7 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
 
 async function runSteps(run: UpRun): Promise<void> {
   const { plan, acts, t } = run;
-  run.pre = await t.run('preflight', 'step 1/9 preflight', () => acts.preflight(plan), (r) => r.restartReason ?? undefined);
+  run.pre = await t.run('preflight', 'step 1/9 preflight', () => acts.preflight(plan, ...run.lock), (r) => r.restartReason ?? undefined);
   if (!run.pre.ok) {
     const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     throw ApplicationFailure.create({ type: FAILURE.precondition, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
@@ -88,18 +101,18 @@ async function runSteps(run: UpRun): Promise<void> {
     run.result.mode = 'same-identity';
     return finishSteps(run, null);
   }
-  await t.run('mkdir', 'step 2/9 mkdir', () => acts.mkdir(plan));
+  await t.run('mkdir', 'step 2/9 mkdir', () => acts.mkdir(plan, ...run.lock));
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
-  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }));
-  await t.run('memory', 'step 4/9 memory wait', () => acts.memory(plan), (m) => `MemAvailable ${m.memAvailableGiB} GiB`);
-  run.written = await t.run('write-env', 'step 5/9 write .env', () => acts.writeEnv(plan), (w) => (w.written ? `backup ${w.backupPath ?? 'none'}` : 'same identity: not written'));
+  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...run.lock));
+  await t.run('memory', 'step 4/9 memory wait', () => acts.memory(plan, ...run.lock), (m) => `MemAvailable ${m.memAvailableGiB} GiB`);
+  run.written = await t.run('write-env', 'step 5/9 write .env', () => acts.writeEnv(plan, ...run.lock), (w) => (w.written ? `backup ${w.backupPath ?? 'none'}` : 'same identity: not written'));
   run.result.backupPath = run.written.backupPath;
   const info = workflowInfo();
   // One deploy ID for every attempt and every worker: the node's start marker makes start.sh run once per deploy.
   const deployId = `${info.workflowId}/${info.firstExecutionRunId}`;
   run.started = await t.run('start', 'step 6/9 start', async () => {
     await acts.starting(stateInput(run, 'starting', null));
-    return acts.start({ plan, deployId });
+    return acts.start({ plan, deployId }, ...run.lock);
   }, (s) => (s.started ? `log ${s.logPath}` : 'already started by this deploy'));
   await finishSteps(run, run.started.logPath);
 }
@@ -107,8 +120,8 @@ async function runSteps(run: UpRun): Promise<void> {
 /** Steps 7, 8, 9: also the whole deploy when the same identity already runs. */
 async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   const { plan, acts, t, result } = run;
-  await t.run('readiness', 'step 7/9 readiness', () => acts.readiness(plan), (p) => p.detail);
-  const v = await t.run('verify', 'step 8/9 verify', () => acts.verify({ plan, logPath }), (r) => r.kvCacheLine ?? undefined);
+  await t.run('readiness', 'step 7/9 readiness', () => acts.readiness(plan, ...run.lock), (p) => p.detail);
+  const v = await t.run('verify', 'step 8/9 verify', () => acts.verify({ plan, logPath }, ...run.lock), (r) => r.kvCacheLine ?? undefined);
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
   if (!v.ok) throw ApplicationFailure.create({ type: FAILURE.verify, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
   const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };

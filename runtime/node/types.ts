@@ -49,7 +49,8 @@ export type StepName =
   | 'status'
   | 'smoke'
   | 'gpu-probe'
-  | 'kill-group';
+  | 'kill-group'
+  | 'lock';
 
 /** The one typed value of a remote run. */
 export interface RemoteResult {

@@ -15,6 +15,7 @@
 #   pulse_ctime PATH                            newest ctime (epoch s, fractional) of PATH or the files under it.
 #   pulse_api_key FILE                          the API_KEY of a .env into the variable PULSE_API_KEY_VALUE (never
 #                                               printed); empty when unset.
+#   pulse_lock_key DIR                          the name of DIR's deploy lock (lock.sh): 24 hex of sha256(DIR).
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
@@ -225,6 +226,10 @@ pulse_ctime() {
 pulse_api_key() {
   PULSE_API_KEY_VALUE=
   if [[ -r $1 ]]; then PULSE_API_KEY_VALUE=$(pulse_env_get API_KEY "$1" 2>/dev/null) || PULSE_API_KEY_VALUE=; fi
+}
+
+pulse_lock_key() {
+  printf '%s' "$1" | sha256sum | cut -c1-24
 }
 
 pulse_curl_auth() {

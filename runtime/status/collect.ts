@@ -9,7 +9,8 @@ import { probeHost } from '../steps/inputs.js';
 import { readNodeStateSync } from '../state.js';
 import type { NodesConfig, NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
-import type { NodeState } from '../../workflows/types.js';
+import type { NodeLock, NodeState } from '../../workflows/types.js';
+import { nodeLock } from '../steps/lock.js';
 import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';
@@ -74,7 +75,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
     kvCache: { line: null, source: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
-    deploy: null, gpuProbe: null, warnings: [],
+    deploy: null, lock: null, gpuProbe: null, warnings: [],
   };
 }
 
@@ -139,6 +140,10 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     if (failure) throw failure;
     s.answered = true;
     applyRecords(s, result, gate, state, httpSkip);
+    s.lock = await lockOfNode(session, node, s.recipe, timeout).catch((e: unknown) => {
+      s.warnings.push(`the node lock could not be read: ${errorLine(name, e, timeout)}`);
+      return null;
+    });
     if (probeWanted) s.gpuProbe = await runGpuProbe(session, node).catch((e: unknown) => skippedProbe(errorLine(name, e, timeout)));
   } catch (e) {
     s.error = errorLine(name, e, timeout);
@@ -149,6 +154,13 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
   }
   if (req.gpuProbe && !probeWanted) s.gpuProbe = skippedProbe('protected node: the GPU probe needs --yes');
   return s;
+}
+
+/** The deploy lock of the node's primary recipe (lock.sh show: read-only, the node's clock judges the lease). */
+async function lockOfNode(session: NodeSession, node: NodeConfig, recipe: string | null, timeoutMs: number): Promise<NodeLock | null> {
+  const dir = (recipe && Object.hasOwn(node.recipes, recipe) ? node.recipes[recipe] : Object.values(node.recipes)[0])?.dir;
+  if (!dir) return null;
+  return nodeLock(session, 'show', dir, null, { signal: AbortSignal.timeout(timeoutMs) });
 }
 
 function errorLine(name: string, e: unknown, timeoutMs: number): string {

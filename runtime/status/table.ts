@@ -50,7 +50,7 @@ function summaryRow(s: NodeStatus): string {
   const drift = s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-';
   const mem = s.memory?.availableGiB !== null && s.memory ? `${s.memory.availableGiB}/${s.memory.gateGiB}` : '-';
   const last = s.lastDeploy ? s.lastDeploy.state : 'none';
-  const deploy = s.deploy ? `${s.deploy.action ?? ''} ${s.deploy.step ?? ''}`.trim() : '';
+  const deploy = s.deploy ? `${s.deploy.action ?? ''} ${s.deploy.step ?? ''}`.trim() : s.lock?.live ? `locked: ${s.lock.host}` : '';
   return [cell(s.node, 10), cell(container, 12), cell(profile, 10), cell(drift, 6), cell(healthCell(s), 15), cell(mem, 10), cell(last, 9), fit(deploy, 22)].join(' ');
 }
 
@@ -86,10 +86,22 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const l = s.lastDeploy;
   out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${l.at}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
   if (s.deploy) out.push(['deploy', `${s.deploy.workflowId} ${s.deploy.action ?? ''} ${s.deploy.profile ?? ''} step ${s.deploy.step ?? '?'}${s.deploy.elapsedS !== null ? `, ${s.deploy.elapsedS} s` : ''} ${s.deploy.uiUrl ?? ''}`]);
+  const lk = lockLine(s);
+  if (lk) out.push(['lock', lk]);
   const g = s.gpuProbe;
   if (g) out.push(['gpu probe', g.ran ? `exit ${g.exitCode}: ${(g.output ?? '').trim().split('\n').slice(-1)[0] ?? ''}` : `skipped: ${g.skipped}`]);
   for (const w of s.warnings) out.push(['warning', w]);
   return out;
+}
+
+/** Who holds the node's deploy lock, in one line (the same holder fields a refused deploy names). */
+function lockLine(s: NodeStatus): string | null {
+  const l = s.lock;
+  if (!l) return null;
+  const who = `deploy ${l.deployId} from controller ${l.host} (${l.action})`;
+  if (l.state === 'released') return `free (last: ${who}, released ${l.leaseUntil ?? '?'})`;
+  if (l.live) return `held by ${who} since ${l.since ?? '?'}, lease until ${l.leaseUntil ?? '?'}`;
+  return `stale: ${who} since ${l.since ?? '?'}, lease ran out ${l.leaseUntil ?? '?'} (the next deploy takes it)`;
 }
 
 /** Render the report for people. */

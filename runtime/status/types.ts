@@ -3,7 +3,7 @@
  * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
  * saying why.
  */
-import type { NodeStateKind } from '../../workflows/types.js';
+import type { NodeLock, NodeStateKind } from '../../workflows/types.js';
 
 export const STATUS_JSON_VERSION = 1;
 
@@ -112,6 +112,11 @@ export interface NodeStatus {
   gpuProcesses: GpuProcess[] | null;
   lastDeploy: LastDeploy | null;
   deploy: DeployInProgress | null;
+  /**
+   * The node's deploy lock of the primary recipe (any controller's deploy): null when there is none or it could not
+   * be read. `live` (held, lease not run out by the node's clock) means an up/down from anywhere is refused now.
+   */
+  lock: NodeLock | null;
   gpuProbe: GpuProbeStatus | null;
   warnings: string[];
 }

@@ -13,6 +13,8 @@ export { runPreflight, preflightReport, diffEnv, decideSkip } from './preflight.
 export { makeDirs, stopServer, sampleMemory, writeEnv, startServer } from './actions.js';
 export { probeReadiness, verifyServer, parseModels } from './checks.js';
 export { deployKey, probeHost } from './inputs.js';
+export { nodeLock, lockOf, LOCK_LEASE_S } from './lock.js';
+export type { LockOwner, LockOp } from './lock.js';
 export type { StepOptions } from './run.js';
 
 export interface StepScript {

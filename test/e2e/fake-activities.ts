@@ -81,6 +81,12 @@ export const fakeActivities: PulseActivities = {
   async checkPlan(plan) {
     return { node: plan.node, nodesFile: '(fake)' };
   },
+  async acquireNodeLock() {
+    return { lock: null };
+  },
+  async releaseNodeLock() {
+    return { lock: null };
+  },
   async runPreflight(plan) {
     return preflight(plan);
   },

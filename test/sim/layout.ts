@@ -65,7 +65,7 @@ export interface NodeSetup {
 
 /** Builds the whole tree of one node and generates its host key; returns the public host key line. */
 export async function buildNodeTree(name: string, p: NodePaths, setup: NodeSetup): Promise<string> {
-  for (const d of [p.root, p.state, p.sshDir, p.dockerDir, path.dirname(p.tritonCache), path.dirname(p.mtpShardR2)]) {
+  for (const d of [p.root, p.state, p.sshDir, p.homeState, p.dockerDir, path.dirname(p.tritonCache), path.dirname(p.mtpShardR2)]) {
     fs.mkdirSync(d, { recursive: true });
   }
   installRecipe(p, p.recipeDir);

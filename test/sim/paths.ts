@@ -41,6 +41,8 @@ export interface NodePaths {
   meminfo: string;
   watermark: string;
   sshDir: string;
+  /** This node's own ~/.local/state/pulse (bind-mounted over the ssh user's in the node's mount namespace). */
+  homeState: string;
 }
 
 /** Computes the tree of node `name` under `simDir`. */
@@ -67,5 +69,6 @@ export function nodePaths(simDir: string, name: string): NodePaths {
     meminfo: path.join(state, 'meminfo'),
     watermark: path.join(state, 'watermark_scale_factor'),
     sshDir: path.join(root, 'ssh'),
+    homeState: path.join(root, 'home', '.local', 'state', 'pulse'),
   };
 }

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import type { NodePaths } from './paths.js';
 
@@ -61,6 +62,9 @@ export function writeSshdConfig(spec: SshdSpec): string {
 const PRCTL_SYSCALL = process.arch === 'arm64' ? 167 : 157;
 const SUBREAPER_EXEC = `syscall(${PRCTL_SYSCALL}, 36, 1, 0, 0, 0) == 0 or die "prctl: $!"; exec { $ARGV[0] } @ARGV or die "exec: $!";`;
 
+/** The ssh user's (root's) ~/.local/state/pulse as node scripts see it. */
+const HOME_STATE = path.join(os.userInfo().homedir, '.local', 'state', 'pulse');
+
 /** Starts the sshd in a new mount namespace; resolves once it accepts connections. */
 export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
@@ -71,6 +75,8 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
     `mount --bind ${p.meminfo} /proc/meminfo`,
     `mount --bind ${p.watermark} /proc/sys/vm/watermark_scale_factor`,
     `mount --bind ${p.binDir} /usr/local/bin`,
+    // Each node has its own home state (the node lock lives there), as separate machines do.
+    `mkdir -p ${HOME_STATE} && mount --bind ${p.homeState} ${HOME_STATE}`,
   ];
   if (spec.loginShell) mounts.push(passwdMount(spec.loginShell, p.state));
   const log = fs.openSync(path.join(p.sshDir, 'sshd.log'), 'a');

@@ -47,7 +47,7 @@ function report(): StatusReport {
   const n: NodeStatus = {
     node: 'spark1', protected: true, answered: false, error: `unreachable: ${'x'.repeat(300)}`, recipe: null, container: null, containers: [],
     env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null },
-    kvCache: { line: null, source: null }, memory: null, gpuProcesses: null, lastDeploy: null, deploy: null, gpuProbe: null,
+    kvCache: { line: null, source: null }, memory: null, gpuProcesses: null, lastDeploy: null, deploy: null, lock: null, gpuProbe: null,
     warnings: [`a long warning ${'word '.repeat(60)}`],
   };
   return { version: 1, allAnswered: false, nodes: [n], notes: [`a note ${'word '.repeat(40)}`] };

@@ -30,6 +30,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
   const mem: MemoryState = { states: new Map(), history: [], fragments: [] };
   const steps: StepFunctions = {
     runPreflight: async () => preflight(),
+    nodeLock: async () => null,
     makeDirs: async () => undefined,
     stopServer: async () => ({ wasRunning: true, containerGone: true }),
     sampleMemory: async (_s, gate) => ({ memAvailableGiB: gate + 1, gateGiB: gate, watermarkScaleFactor: 10 }),

@@ -11,7 +11,9 @@ import type { DeployProgress } from '../../workflows/types.js';
 import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, preflight, upPlan } from './fixtures.js';
 import { runWorkflow, timeSkippingEnv } from './harness.js';
 
-const FULL = ['checkPlan', 'runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up'];
+/** The plan check, then the node lock: taken before anything on the node, released last (also after a compensation). */
+const locked = (calls: string[]): string[] => ['checkPlan', 'acquireNodeLock', ...calls, 'releaseNodeLock'];
+const FULL = locked(['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up']);
 
 describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', () => {
   let env: TestWorkflowEnvironment;
@@ -37,7 +39,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(up?.state, 'up');
     assert.equal(up?.kvCacheLine, 'GPU KV cache size: 1 tokens');
     assert.equal(up?.previousProfile, 'datagen');
-    assert.deepEqual(o.result.steps.map((s) => s.step), ['check', 'preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish']);
+    assert.deepEqual(o.result.steps.map((s) => s.step), ['check', 'lock', 'preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish', 'unlock']);
   });
 
   it('same identity running: only steps 1, 7, 8, 9; --restart forces the full path', async () => {
@@ -45,7 +47,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const o = await runWorkflow(env, same.acts, upPlan());
     assert.equal(o.ok, true);
     assert.equal(o.result.mode, 'same-identity');
-    assert.deepEqual(same.calls, ['checkPlan', 'runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']);
+    assert.deepEqual(same.calls, locked(['runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']));
     const restart = fakeActivities({}, preflight({ sameIdentityRunning: true }));
     await runWorkflow(env, restart.acts, upPlan({ restart: true }));
     assert.deepEqual(restart.calls, FULL);
@@ -73,7 +75,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.ok, false);
     assert.equal(o.failure?.type, DEPLOY_FAILED);
     assert.equal(o.failure?.message, 'start: image missing');
-    assert.deepEqual(f.calls, [...FULL.slice(0, 8), 'markFailed']);
+    assert.deepEqual(f.calls, [...FULL.slice(0, 9), 'markFailed', 'releaseNodeLock']);
     assert.equal(o.result.compensated, true);
     assert.equal(o.result.state, 'failed');
     assert.equal(o.result.errorType, 'PreconditionFailed');
@@ -87,7 +89,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
   it('a failing stop step compensates too (the stop had begun); rollback falls back to the plan hint', async () => {
     const f = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh exit 1'); } }, preflight({ currentIdentity: null }));
     const o = await runWorkflow(env, f.acts, upPlan({ rollbackHint: 'pulse model up capture --node spark2' }));
-    assert.deepEqual(f.calls, ['checkPlan', 'runPreflight', 'makeDirs', 'stopServer', 'markFailed']);
+    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'stopServer', 'markFailed']));
     assert.equal(o.result.rollbackCommand, 'pulse model up capture --node spark2');
     assert.equal(o.result.backupPath, null);
   });
@@ -97,12 +99,12 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const o = await runWorkflow(env, bad.acts, upPlan());
     assert.equal(o.result.errorType, 'PreconditionFailed');
     assert.match(o.result.error ?? '', /mount \/x: missing/);
-    assert.deepEqual(bad.calls, ['checkPlan', 'runPreflight']);
+    assert.deepEqual(bad.calls, locked(['runPreflight']));
     assert.equal(o.result.compensated, false);
     assert.equal(o.result.rollbackCommand, null);
     const mk = fakeActivities({ makeDirs: async () => { throw nonRetryable('Refused', 'no'); } });
     await runWorkflow(env, mk.acts, upPlan());
-    assert.deepEqual(mk.calls, ['checkPlan', 'runPreflight', 'makeDirs']);
+    assert.deepEqual(mk.calls, locked(['runPreflight', 'makeDirs']));
   });
 
   it('a verify problem fails the deploy and compensates; missing proofs are only warnings', async () => {
@@ -110,7 +112,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const f = fakeActivities({ verifyServer: async () => v });
     const o = await runWorkflow(env, f.acts, upPlan());
     assert.equal(o.result.errorType, 'VerifyFailed');
-    assert.equal(f.calls.at(-1), 'markFailed');
+    assert.deepEqual(f.calls.slice(-2), ['markFailed', 'releaseNodeLock']);
     const w = { ...v, ok: true, problems: [], warnings: ['pulse-proof not found in the container log: MTP shard r2: loaded'] };
     const ok = await runWorkflow(env, fakeActivities({ verifyServer: async () => w }).acts, upPlan());
     assert.equal(ok.ok, true);
@@ -157,21 +159,51 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.failure?.type, DEPLOY_CANCELLED);
     assert.equal(o.result.errorType, 'Cancelled');
     assert.equal(o.result.compensated, true);
-    assert.equal(f.calls.at(-1), 'markFailed');
+    assert.deepEqual(f.calls.slice(-2), ['markFailed', 'releaseNodeLock']);
     const p = seen as DeployProgress | null;
     assert.equal(p?.step, 'readiness');
-    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+  });
+
+  it('node lock: every node step runs under it; held by another deploy: refused naming it, nothing else runs', async () => {
+    const seen: unknown[] = [];
+    const spy = fakeActivities({
+      stopServer: async (...args: never[]) => { seen.push(args[1]); return { wasRunning: true, containerGone: true }; },
+      pollReadiness: async (...args: never[]) => { seen.push(args[1]); return { ready: true, httpStatus: 200, detail: 'ok' }; },
+    });
+    assert.equal((await runWorkflow(env, spy.acts, upPlan())).ok, true);
+    assert.deepEqual(seen, [{ nodeLock: true }, { nodeLock: true }]);
+    const holder = 'spark2: step lock: exit 10 (refused by a safety rule on the node): locked by deploy pulse-model-spark2/r-1 from controller c2 (up) since 2026-12-02T18:00:00Z, lease until 2026-12-02T18:02:00Z; nothing was changed';
+    const f = fakeActivities({ acquireNodeLock: async () => { throw nonRetryable('Refused', holder); } });
+    const o = await runWorkflow(env, f.acts, upPlan());
+    assert.equal(o.ok, false);
+    assert.equal(o.result.errorType, 'Refused');
+    assert.equal(o.result.error, `lock: ${holder}`);
+    assert.equal(o.result.compensated, false);
+    assert.deepEqual(f.calls, ['checkPlan', 'acquireNodeLock']); // no preflight, no stop, no state write, no release of a lock never held
+    const d = fakeActivities({ acquireNodeLock: async () => { throw nonRetryable('Refused', holder); } });
+    await runWorkflow(env, d.acts, downPlan());
+    assert.deepEqual(d.calls, ['checkPlan', 'acquireNodeLock']);
+  });
+
+  it('node lock lost before a step (lease ran out, taken by another): that step fails untouched, compensated, released', async () => {
+    const lost = 'spark2: step write-env: exit 10 (refused by a safety rule on the node): this deploy lost its lock (its lease ran out); now held by deploy x';
+    const f = fakeActivities({ writeEnv: async () => { throw nonRetryable('Refused', lost); } });
+    const o = await runWorkflow(env, f.acts, upPlan());
+    assert.equal(o.result.errorType, 'Refused');
+    assert.equal(o.result.compensated, true);
+    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'markFailed']));
   });
 
   it('down: stop then publish down; a failing stop marks the node failed', async () => {
     const f = fakeActivities();
     const o = await runWorkflow(env, f.acts, downPlan());
     assert.equal(o.ok, true);
-    assert.deepEqual(f.calls, ['checkPlan', 'stopServer', 'publishState:down']);
+    assert.deepEqual(f.calls, locked(['stopServer', 'publishState:down']));
     assert.equal(o.result.state, 'down');
     const bad = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh failed'); } });
     const ob = await runWorkflow(env, bad.acts, downPlan());
-    assert.deepEqual(bad.calls, ['checkPlan', 'stopServer', 'markFailed']);
+    assert.deepEqual(bad.calls, locked(['stopServer', 'markFailed']));
     assert.equal(ob.result.state, 'failed');
     assert.equal(bad.states.at(-1)?.state, 'failed');
   });
