@@ -11,6 +11,18 @@ import * as steps from '../runtime/steps/index.js';
 import { publishFragment, readNodeState, writeNodeState } from '../runtime/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
 
+/**
+ * $PULSE_LOCK_LEASE_S: the node lock's lease (default runtime/steps/lock.ts LOCK_LEASE_S, 120 s). Longer suits
+ * flaky links (a deploy that cannot renew for a lease loses the node); shorter frees a crashed deploy's node sooner.
+ */
+export function lockLeaseFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env['PULSE_LOCK_LEASE_S'];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 2 || n > 86_400) throw new PulseError('usage', `PULSE_LOCK_LEASE_S must be a whole number of seconds from 2 to 86400, got "${raw}"`);
+  return n;
+}
+
 /** Plain lines on stderr: `pulse worker` output is for an operator's terminal or journald. */
 export function stderrLogger(prefix = 'pulse worker'): ActivityLogger & { error(message: string, meta?: Record<string, unknown>): void } {
   const line = (level: string, message: string, meta?: Record<string, unknown>): void => {
@@ -78,6 +90,7 @@ export function buildDeps(stateDir: string, logger: ActivityLogger, overrides: P
     files: fileSource(),
     clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger,
+    ...(lockLeaseFromEnv() !== undefined ? { lockLeaseS: lockLeaseFromEnv() } : {}),
     ...overrides,
   };
   return { deps, close: () => pool.closeAll() };

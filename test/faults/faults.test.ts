@@ -15,9 +15,10 @@ import { after, before, test } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import type { UpPlan } from '../../workflows/types.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { freePortPair, killEmbeddedServerOnExit, ROOT, runCli } from '../helpers/cli.js';
 import { snapshot, violations } from './invariants.js';
-import { startStack, type Outcome, type Stack } from './stack.js';
+import { nodeEnv, startStack, type Outcome, type Stack } from './stack.js';
 
 const FULL = Number(process.env['PULSE_FAULT_RUNS'] ?? 0);
 const runs = (ci: number): number => (FULL > 0 ? FULL : ci);
@@ -418,6 +419,44 @@ test('a hand-made workflow input (tampered plan): refused by the worker before a
     results.push(r);
   }
   assertRow(record('hand-made workflow input (tampered plan)', results), ['refused']);
+});
+
+test('two controllers (two Temporal servers) deploy one node at once: exactly one proceeds, the other is refused by the node lock', async () => {
+  // Controller A: the stack's server and worker. Controller B: a CLI with its own state dir, so its own embedded dev
+  // server and in-process worker, as on a second controller host; neither server sees the other's workflow-ID lock.
+  const dirB = path.join(stack.dir, 'controller-b');
+  const envB = { ...stack.env, TEMPORAL_ADDRESS: '', PULSE_STATE_DIR: path.join(dirB, 'state'), PULSE_TEMPORAL_PORT: String(await freePortPair()) };
+  killEmbeddedServerOnExit(envB.PULSE_STATE_DIR);
+  const results: { status: Status; v: string[] }[] = [];
+  try {
+    await runCli(['model', 'status', '--node', 'spark18', '--no-http'], envB); // B's server up before the race
+    for (let i = 0; i < runs(2); i++) {
+      await liveWorker();
+      stack.sim.node('spark18').setReadyDelay(1500);
+      const b0 = snapshot(stack, 'spark18');
+      const handle = await stack.start(stack.planUp('spark18', 'best', { restart: true }));
+      const [outA, rB] = await Promise.all([endOf(handle), sleep(random() * 300).then(() => runCli(['model', 'up', 'datagen', '--node', 'spark18', '--restart'], envB))]);
+      if (outA === 'stuck') {
+        results.push({ status: 'stuck', v: ['spark18: stuck'] });
+        continue;
+      }
+      const bRefused = rB.code !== 0 && /locked by deploy pulse-model-spark18\/\S+ from controller \S+ \(up\) since \S+, lease until \S+; nothing was changed/.test(rB.stdout + rB.stderr);
+      const statusB: Status = rB.code === 0 ? 'succeeded' : bRefused ? 'refused' : 'failed-uncompensated';
+      const v = violations(stack, b0, outA).map((x) => `spark18: ${x}`);
+      const winners = [outA.status, statusB].filter((st) => st === 'succeeded').length;
+      const refusals = [outA.status, statusB].filter((st) => st === 'refused').length;
+      if (winners !== 1 || refusals !== 1) v.push(`spark18: A ${outA.status} (${outA.error ?? ''}), B exit ${rB.code}: ${rB.stdout.slice(-400)}${rB.stderr.slice(-400)}`);
+      const starts = stack.sim.node('spark18').startShCalls().length - b0.startCalls;
+      if (starts !== 1) v.push(`spark18: start.sh ran ${starts} times`);
+      const served = /^# pulse-profile: (\S+)$/m.exec(nodeEnv(stack.sim, 'spark18'))?.[1];
+      if (served !== (statusB === 'succeeded' ? 'datagen' : 'best')) v.push(`spark18: the node serves ${served ?? 'nothing'}, not the winner's profile`);
+      results.push({ status: outA.status, v }, { status: statusB, v: [] });
+    }
+  } finally {
+    await stopEmbeddedServer(envB.PULSE_STATE_DIR).catch(() => undefined);
+    stack.sim.node('spark18').setReadyDelay(300);
+  }
+  assertRow(record('two controllers on one node', results), ['succeeded', 'refused']);
 });
 
 test('no secret in any history, worker log or state file of the fault runs', async () => {
