@@ -64,7 +64,7 @@ test('two controllers start up on one node at nearly the same time: exactly one 
 });
 
 test('a resumed deploy keeps its own lock; status (from the other controller) shows who holds it', async () => {
-  sim.node('simB').setReadyDelay(8000);
+  sim.node('simB').setReadyDelay(30_000); // still loading while both status calls run
   const starts = sim.node('simB').startShCalls().length;
   const run = startCli(['model', 'up', 'best', '--node', 'simB', '--restart'], envA);
   await waitForOutput(run, /→ 7\/9 readiness on simB/);
