@@ -67,6 +67,7 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
   sim.node('simB').setReadyDelay(30_000); // still loading while both status calls run
   const starts = sim.node('simB').startShCalls().length;
   const run = startCli(['model', 'up', 'best', '--node', 'simB', '--restart'], envA);
+  after(() => void run.child.kill('SIGKILL')); // a failed assertion below must not leave this deploy to the next test
   await waitForOutput(run, /→ 7\/9 readiness on simB/);
   const st = await runCli(['model', 'status', '--node', 'simB', '--json', '--no-http'], envB);
   const lock = (JSON.parse(st.stdout) as { nodes: { lock: { live: boolean; deployId: string; host: string; action: string; state: string } | null }[] }).nodes[0]?.lock;
@@ -83,8 +84,8 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
   assert.equal(w.code, 0, w.stdout + w.stderr);
   assert.match(w.stdout, /up best on simB: ok, node up/);
   assert.equal(sim.node('simB').startShCalls().length - starts, 1);
-  const after = JSON.parse((await runCli(['model', 'status', '--node', 'simB', '--json', '--no-http'], envB)).stdout) as { nodes: { lock: { state: string; live: boolean } | null }[] };
-  assert.equal(after.nodes[0]?.lock?.state, 'released');
+  const end = JSON.parse((await runCli(['model', 'status', '--node', 'simB', '--json', '--no-http'], envB)).stdout) as { nodes: { lock: { state: string; live: boolean } | null }[] };
+  assert.equal(end.nodes[0]?.lock?.state, 'released');
   sim.node('simB').setReadyDelay(300);
 });
 
