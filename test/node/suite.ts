@@ -133,6 +133,29 @@ export function stepSuite(c: SuiteContext): void {
     assert.ok(v.proofs.length >= 3 && v.proofs.every((x) => x.found));
   });
 
+  test(`${c.mode}: a server that wants a key the .env does not give: readiness and verify fail as unauthorized`, async () => {
+    const s = c.session();
+    const node = c.h().sim.node(c.node);
+    const p = plan();
+    await fullUp(s, p, `${c.mode}-deploy-key-a`);
+    await stopServer(s, p.recipe);
+    const env = readFileSync(node.envPath, 'utf8');
+    writeFileSync(node.envPath, env.replace(/^API_KEY=.*\n/m, '')); // no --api-key: vLLM reads VLLM_API_KEY
+    node.setControl({ imageApiKey: 'sk-image-only' }); // VLLM_API_KEY in the image's env
+    try {
+      const before = node.requests().length;
+      await startServer(s, { ...p, restart: true }, `${c.mode}-deploy-key-b`);
+      await until(async () => node.requests().slice(before).some((r) => r.status === 401), (x) => x, 200, 50);
+      const unauthorized = (e: unknown) => e instanceof PulseError && e.kind === 'unauthorized' && /401 Unauthorized/.test(e.message) && /API_KEY/.test(e.hint ?? '');
+      await assert.rejects(probeReadiness(s, p), (e: unknown) => unauthorized(e) && /sets no API_KEY; vLLM reads --api-key, else VLLM_API_KEY/.test((e as Error).message));
+      await assert.rejects(verifyServer(s, p, null), unauthorized);
+    } finally {
+      node.setControl({ imageApiKey: null });
+      await stopServer(s, p.recipe);
+      writeFileSync(node.envPath, env);
+    }
+  });
+
   test(`${c.mode}: failure paths: missing mount source, stop.sh fails, readiness never comes`, async () => {
     const s = c.session();
     const node = c.h().sim.node(c.node);
