@@ -432,7 +432,9 @@ test('two controllers (two Temporal servers) deploy one node at once: exactly on
     await runCli(['model', 'status', '--node', 'spark18', '--no-http'], envB); // B's server up before the race
     for (let i = 0; i < runs(2); i++) {
       await liveWorker();
-      stack.sim.node('spark18').setReadyDelay(1500);
+      // The first deploy to take the lock holds it for its ~8 s of loading: longer than B's CLI takes to start
+      // (node, its embedded server, its in-process worker), so the two really overlap on the node.
+      stack.sim.node('spark18').setReadyDelay(8000);
       const b0 = snapshot(stack, 'spark18');
       const handle = await stack.start(stack.planUp('spark18', 'best', { restart: true }));
       const [outA, rB] = await Promise.all([endOf(handle), sleep(random() * 300).then(() => runCli(['model', 'up', 'datagen', '--node', 'spark18', '--restart'], envB))]);
