@@ -9,7 +9,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { runCli } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startStack, type Stack } from './stack.js';
 
 let stack: Stack;
@@ -74,4 +75,27 @@ test('with space again, the next deploy writes its state: the full disk left no 
   mounted = [];
   const up = await runCli(['model', 'up', 'best', '--node', 'simA'], stack.env);
   assert.equal(up.code, 0, up.stdout + up.stderr);
+});
+
+test('the embedded server on a full state disk: one line naming the dir, not `Failed to start Workflow`', async () => {
+  const dir = await tempDir('pulse-disk-embedded-');
+  const env = await simCliEnv(stack.sim, dir);
+  const state = String(env['PULSE_STATE_DIR']);
+  fullDisk(state, '256m');
+  killEmbeddedServerOnExit(state);
+  try {
+    // The embedded server starts (its SQLite on the state disk) and takes a deploy; then the disk fills.
+    const first = await runCli(['model', 'down', '--node', 'simA', '--detach'], env);
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    fill(state);
+    const r = await runCli(['model', 'up', 'best', '--node', 'simA', '--detach'], env);
+    assert.equal(r.code, 5, r.stdout + r.stderr);
+    assert.match(r.stderr.split('\n')[0] ?? '', new RegExp(`^pulse: cannot start up best on simA: state dir ${state}: no space left on device`));
+    assert.doesNotMatch(r.stdout + r.stderr, /Failed to start Workflow/);
+  } finally {
+    await stopEmbeddedServer(state).catch(() => false);
+    spawnSync('umount', ['-l', state]);
+    mounted = mounted.filter((d) => d !== state);
+    await removeDir(dir);
+  }
 });
