@@ -44,7 +44,11 @@ chmod 600 "$tmp" && sync -- "$tmp" || fail_write "$tmp"
 backup=
 if [[ -f $target ]]; then
   backup="$dir/.env.pulse-bak-$PULSE_STAMP"
-  # A backup with this deploy's stamp is already the old file (a crash came before the rename): keep it.
+  # A backup with this stamp that is NOT the old file byte for byte belongs to another deploy (a reused or forged
+  # render time): never take it for ours, or the old .env would be replaced with no copy. Use the next free name.
+  n=0
+  while [[ -e $backup ]] && ! cmp -s -- "$backup" "$target"; do n=$((n + 1)); backup="$dir/.env.pulse-bak-$PULSE_STAMP-$n"; done
+  # A backup with this deploy's stamp that equals the old file is ours (a crash came before the rename): keep it.
   if [[ ! -e $backup ]]; then
     bak_tmp=$(mktemp "$dir/.env.pulse-bak-tmp.XXXXXX") || fail_write "$dir"
     cp -- "$target" "$bak_tmp" && chmod 600 "$bak_tmp" && sync -- "$bak_tmp" || fail_write "$backup"
