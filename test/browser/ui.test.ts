@@ -112,7 +112,9 @@ test(`${name} shows a CLI deploy on the simulator with its summary and every ste
     const activities = await scheduledActivities(server, d);
     // publishState also runs before the start (state "starting"), so compare the sets, not the first-seen order.
     // checkPlan: the worker's check of the plan before step 1 (workflows/up.ts, the worker is the authority).
-    assert.deepEqual([...activities].sort(), [...UP_STEP_ACTIVITIES, 'checkPlan'].sort(), 'a full up schedules the activity of each of the nine steps');
+    // acquireNodeLock/releaseNodeLock: the node's own deploy lock around the steps (runtime/scripts/lock.sh).
+    const around = ['checkPlan', 'acquireNodeLock', 'releaseNodeLock'];
+    assert.deepEqual([...activities].sort(), [...UP_STEP_ACTIVITIES, ...around].sort(), 'a full up schedules the activity of each of the nine steps');
 
     browser = await launchLocalBrowser();
     page = await browser.context.newPage();

@@ -51,9 +51,10 @@ test('up --verbose prints the raw records of every node step on stderr; the wait
   for (const kind of ['check', 'env-file', 'mkdir', 'stopped', 'memory', 'write-env', 'start', 'readiness', 'models']) {
     assert.ok(kinds(recs).includes(kind), `a ${kind} record in:\n${r.stderr}`);
   }
-  // One script run per step (the prelude's pgid record opens each): preflight, mkdir, stop, memory, write-env,
-  // start, readiness, verify; the two waits keep only their last probe.
-  assert.equal(kinds(recs).filter((k) => k === 'pgid').length, 8, r.stderr);
+  // One script run per step (the prelude's pgid record opens each): lock, preflight, mkdir, stop, memory, write-env,
+  // start, readiness, verify, unlock; the two waits keep only their last probe.
+  assert.equal(kinds(recs).filter((k) => k === 'pgid').length, 10, r.stderr);
+  assert.deepEqual(recs.filter((x) => x.kind === 'lock').map((x) => x['op']), ['acquire', 'release'], 'the node lock is taken, then given back');
   assert.deepEqual(recs.filter((x) => x.kind === 'readiness').map((x) => x['ready']), [true], 'only the last readiness probe');
 });
 
@@ -77,7 +78,8 @@ test('down --verbose --json: each step\'s records come right after its end line;
 test('watch --verbose replays the raw records of a finished deploy; watch alone does not', async () => {
   const v = await runCli(['model', 'watch', '--node', 'simA', '--verbose'], env);
   assert.equal(v.code, 0, v.stdout + v.stderr);
-  assert.deepEqual(kinds(printedRecords(v.stderr, 'simA')), ['pgid', 'stopped']);
+  // The down's three node scripts: take the node lock, stop, give the lock back.
+  assert.deepEqual(kinds(printedRecords(v.stderr, 'simA')), ['pgid', 'lock', 'pgid', 'stopped', 'pgid', 'lock']);
   const plain = await runCli(['model', 'watch', '--node', 'simA'], env);
   assert.doesNotMatch(plain.stdout + plain.stderr, /@pulse/);
 });

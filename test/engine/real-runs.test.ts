@@ -61,7 +61,8 @@ describe('real runs on the dev server and the simulator', () => {
       const r2 = (await h2.result()) as DeployResult;
       await exportHistory(rig.client, h2.workflowId, h2.firstExecutionRunId, 'up-same-identity');
       assert.equal(r2.mode, 'same-identity');
-      assert.deepEqual(r2.steps.map((s) => s.step), ['check', 'preflight', 'readiness', 'verify', 'publish']);
+      // The node lock is taken before preflight and released after publish (runtime/scripts/lock.sh).
+      assert.deepEqual(r2.steps.map((s) => s.step), ['check', 'lock', 'preflight', 'readiness', 'verify', 'publish', 'unlock']);
       assert.equal(node.startShCalls().length, 1);
 
       const h3 = await rig.start(rig.downPlan('spark2'));
