@@ -4,10 +4,8 @@
 # environment value of a unit file) into POSTGRES_PWD.
 set -euo pipefail
 PULSE_HOME=${PULSE_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-while IFS='=' read -r key value; do
-  case $key in ''|'#'*) continue ;; esac
-  [ -n "${!key+x}" ] || export "$key=$value"
-done < "$PULSE_HOME/deploy/native/temporal.env"
+. "$PULSE_HOME/deploy/native/env-file.sh"
+load_env_file "$PULSE_HOME/deploy/native/temporal.env"
 export DYNAMIC_CONFIG_FILE_PATH=${DYNAMIC_CONFIG_FILE_PATH:-$PULSE_HOME/deploy/compose/dynamicconfig/pulse.yaml}
 TEMPORAL_SERVER=${TEMPORAL_SERVER:-$PULSE_HOME/.tools/bin/temporal-server}
 TEMPORAL_SQL_TOOL=${TEMPORAL_SQL_TOOL:-$PULSE_HOME/.tools/bin/temporal-sql-tool}

@@ -4,8 +4,6 @@
 # deploy/native/temporal-ui.env (the environment overrides it).
 set -euo pipefail
 PULSE_HOME=${PULSE_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-while IFS='=' read -r key value; do
-  case $key in ''|'#'*) continue ;; esac
-  [ -n "${!key+x}" ] || export "$key=$value"
-done < "$PULSE_HOME/deploy/native/temporal-ui.env"
+. "$PULSE_HOME/deploy/native/env-file.sh"
+load_env_file "$PULSE_HOME/deploy/native/temporal-ui.env"
 exec "${TEMPORAL_UI_SERVER:-$PULSE_HOME/.tools/bin/temporal-ui-server}" --root "$PULSE_HOME/deploy/native" --config ui --env docker start
