@@ -1,5 +1,5 @@
 /**
- * One markdown table of the latest figures in bench/results/*.json (for bench/README.md and the main README).
+ * One markdown table of the latest figures in bench/results/*.json (for bench/README.md and docs/PERFORMANCE.md).
  *
  * Run: node dist/bench/summary.js
  */
