@@ -65,9 +65,29 @@ function mountTargets(): string[] {
 process.on('exit', (code) => {
   fs.writeFileSync(path.join(containerDir, 'exit.json'), JSON.stringify({ code, at: new Date().toISOString().replace(/Z$/, '000000Z') }));
 });
+/**
+ * SIGTERM as vLLM handles it: while the engine loads, api_server.py's handler raises KeyboardInterrupt
+ * ("terminated"), which ends the process the way an uncaught KeyboardInterrupt ends CPython (killed by SIGINT:
+ * docker records 130). Once uvicorn serves, its handler stops accepting and drains the requests in flight for up
+ * to --shutdown-timeout seconds (0: none), then exits 0; a drain longer than `docker stop -t` ends in SIGKILL (137).
+ */
+let serving: http.Server | null = null;
+let inFlight = 0;
 process.on('SIGTERM', () => {
+  if (!serving) {
+    log.write('stderr', 'KeyboardInterrupt: terminated');
+    process.kill(process.pid, 'SIGINT');
+    return;
+  }
   log.info('launcher.py:80', 'Shutting down FastAPI HTTP server.');
-  process.exit(0);
+  serving.close();
+  const limitMs = Number(parsed.flags['shutdown-timeout'] ?? 0) * 1000;
+  const until = Date.now() + limitMs;
+  const tick = () => {
+    if (inFlight === 0 || Date.now() >= until) process.exit(0);
+    setTimeout(tick, 50);
+  };
+  tick();
 });
 
 function logLoaded(args: ServeArgs, maxLen: number): void {
@@ -104,6 +124,11 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
     log.write('stderr', `vllm serve: error: argument --max-model-len: invalid human_readable_int value: '${args.flags['max-model-len']}'`);
     process.exit(2);
   }
+  if (process.env.SIM_VLLM_BIND_ERROR) {
+    // create_server_socket runs before anything loads: a port held without SO_REUSEPORT fails the start at once.
+    log.write('stderr', `OSError: ${process.env.SIM_VLLM_BIND_ERROR}`);
+    process.exit(1);
+  }
   log.info('api_server.py:1839', `vLLM API server version ${traits.version}`);
   log.info('utils.py:326', `non-default args: {'model': '${args.model}', 'served_model_name': ['${args.flags['served-model-name'] ?? args.model}'], 'max_model_len': ${maxLen}}`);
   if (control.failure === 'crash-at-start') {
@@ -133,12 +158,17 @@ function serve(args: ServeArgs, control: NodeControl, maxLen: number): void {
     log.write('stderr', `OSError: [Errno 98] error while attempting to bind: ${err.message}`);
     process.exit(1);
   });
-  // uvicorn runs the app's startup before it listens on the socket vLLM bound: until then a connect is refused.
+  serving = server;
+  // uvicorn runs the app's startup before it listens on the socket vLLM bound (vllm-bind.ts): until then a connect
+  // is refused; listening on it makes the port answer.
   log.info('api_server.py:1912', `Starting vLLM API server 0 on http://${args.flags.host ?? '0.0.0.0'}:${args.flags.port ?? 8000}`);
-  log.write('stderr', `INFO:     Started server process [${process.pid}]`);
-  log.write('stderr', 'INFO:     Waiting for application startup.');
-  log.write('stderr', 'INFO:     Application startup complete.');
-  server.listen(Number(args.flags.port ?? 8000), args.flags.host ?? '0.0.0.0');
+  const fd = Number(process.env.SIM_VLLM_FD ?? NaN);
+  const where = Number.isInteger(fd) ? { fd } : { port: Number(args.flags.port ?? 8000), host: args.flags.host ?? '0.0.0.0' };
+  server.listen(where, () => {
+    log.write('stderr', `INFO:     Started server process [${process.pid}]`);
+    log.write('stderr', 'INFO:     Waiting for application startup.');
+    log.write('stderr', 'INFO:     Application startup complete.');
+  });
 }
 
 function reply(res: http.ServerResponse, status: number, body: unknown): number {
@@ -171,6 +201,8 @@ function keyMatches(header: string | undefined, keys: string[]): boolean {
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
+  inFlight += 1;
+  res.once('close', () => (inFlight -= 1));
   const body = await readBody(req);
   const url = (req.url ?? '/').split('?')[0]!;
   const keys = apiKeys(args);
