@@ -42,6 +42,10 @@ export interface NodeControl {
   reasoningParser: 'qwen3' | 'deepseek_r1' | null;
   /** VLLM_API_KEY set in the image's own environment: the server wants a key that the node .env does not give. */
   imageApiKey: string | null;
+  /** `docker rm` takes this long (state `removing` meanwhile), like a slow overlay unmount. */
+  removeDelayMs: number;
+  /** The next N removals fail ("device or resource busy") and leave the container `dead`, as moby's do. */
+  removeFailures: number;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -54,6 +58,8 @@ export const DEFAULT_CONTROL: NodeControl = {
   vllmRelease: CURRENT_RELEASE,
   reasoningParser: null,
   imageApiKey: null,
+  removeDelayMs: 0,
+  removeFailures: 0,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

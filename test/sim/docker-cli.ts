@@ -7,7 +7,7 @@ import { appendJsonLine, readControl } from './control.js';
 import { DockerExit, takeOption } from './docker-args.js';
 import { TemplateError } from './docker-format.js';
 import { imageCommand } from './docker-image.js';
-import { rm, stop } from './docker-lifecycle.js';
+import { kill, pause, rm, stop } from './docker-lifecycle.js';
 import { inspect, logs, ps } from './docker-query.js';
 import { readImages } from './docker-state.js';
 import { dockerRun } from './docker-run.js';
@@ -27,13 +27,23 @@ async function dispatch(argv: string[]): Promise<number> {
     case 'logs':
       return logs(dockerDir, args);
     case 'rm':
-      return rm(dockerDir, args);
+      return rm(dockerDir, stateDir, args);
     case 'stop':
-      return stop(dockerDir, args, false);
+      return stop(dockerDir, args);
     case 'kill':
-      return stop(dockerDir, args, true);
-    case 'container':
-      return dispatch(args[0] === 'ls' ? ['ps', ...args.slice(1)] : args[0] === 'inspect' ? ['container-inspect', ...args.slice(1)] : args);
+      return kill(dockerDir, args);
+    case 'pause':
+    case 'unpause':
+      return pause(dockerDir, args, cmd === 'unpause');
+    case 'container': {
+      // `docker container X` is the container-only form of each command (inspect never matches an image there).
+      const [sub = '', ...rest] = args;
+      const alias: Record<string, string> = { ls: 'ps', list: 'ps', inspect: 'container-inspect', remove: 'rm' };
+      if (!['ls', 'list', 'ps', 'inspect', 'logs', 'rm', 'remove', 'stop', 'kill', 'pause', 'unpause', 'run'].includes(sub)) {
+        throw new DockerExit(`docker container ${sub}: not supported by the pulse docker simulator`, 125);
+      }
+      return dispatch([alias[sub] ?? sub, ...rest]);
+    }
     case 'container-inspect':
       return inspect(dockerDir, args, 'container');
     case 'image':

@@ -50,12 +50,19 @@ export function renderTemplate(format: string, root: unknown, table = false): st
   return withRanges.replace(/\{\{([\s\S]*?)\}\}/g, (_m, expr: string) => action(expr, root));
 }
 
-/** "Up 5 seconds", "Exited (0) 3 seconds ago", like the STATUS column of docker ps. */
+/** The STATUS column of docker ps (State.String() in moby daemon/container/state.go). */
 export function statusText(rec: ContainerRecord, now = Date.now()): string {
   const ago = (iso: string) => humanDuration(now - Date.parse(iso));
-  if (rec.State.Running) return `Up ${ago(rec.State.StartedAt)}`;
-  if (rec.State.Status === 'created') return 'Created';
-  return `Exited (${rec.State.ExitCode}) ${ago(rec.State.FinishedAt)} ago`;
+  const s = rec.State;
+  if (s.Running) {
+    if (s.Paused) return `Up ${ago(s.StartedAt)} (Paused)`;
+    if (s.Restarting) return `Restarting (${s.ExitCode}) ${ago(s.FinishedAt)} ago`;
+    return `Up ${ago(s.StartedAt)}`;
+  }
+  if (s.Status === 'removing') return 'Removal In Progress';
+  if (s.Dead) return 'Dead';
+  if (s.Status === 'created') return 'Created';
+  return `Exited (${s.ExitCode}) ${ago(s.FinishedAt)} ago`;
 }
 
 function humanDuration(ms: number): string {

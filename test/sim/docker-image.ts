@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { renderTemplate } from './docker-format.js';
 import { DockerExit } from './docker-args.js';
 
-function imageInfo(ref: string): Record<string, unknown> {
+export function imageInfo(ref: string): Record<string, unknown> {
   const id = `sha256:${crypto.createHash('sha256').update(ref).digest('hex')}`;
   return { Id: id, RepoTags: [ref], RepoDigests: [], Created: '2026-09-20T08:00:00Z', Size: 21474836480, Architecture: 'arm64', Os: 'linux' };
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { appendJsonLine } from './control.js';
 import { DockerExit } from './docker-args.js';
 import type { ContainerRecord, MountRecord } from './docker-state.js';
-import { containerDir, dockerNow, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
+import { containerDir, dockerNow, loadRecord, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
 import { SIM_DIST } from './paths.js';
 
 const VALUE_FLAGS = new Set([
@@ -25,6 +25,10 @@ export interface RunSpec {
   name: string | null;
   detach: boolean;
   autoRemove: boolean;
+  /** --restart no|always|unless-stopped|on-failure[:N] */
+  restart: { Name: string; MaximumRetryCount: number };
+  logDriver: string;
+  logOpts: Record<string, string>;
   env: string[];
   volumes: string[];
   network: string;
@@ -34,7 +38,10 @@ export interface RunSpec {
 
 /** Parses `docker run` arguments (after `run`). */
 export function parseRun(args: string[]): RunSpec {
-  const spec: RunSpec = { name: null, detach: false, autoRemove: false, env: [], volumes: [], network: 'default', image: '', cmd: [] };
+  const spec: RunSpec = {
+    name: null, detach: false, autoRemove: false, restart: { Name: 'no', MaximumRetryCount: 0 }, logDriver: '', logOpts: {},
+    env: [], volumes: [], network: 'default', image: '', cmd: [],
+  };
   let i = 0;
   for (; i < args.length; i++) {
     let flag = args[i]!;
@@ -54,11 +61,46 @@ export function parseRun(args: string[]): RunSpec {
     else if (flag === '-e' || flag === '--env') spec.env.push(value.includes('=') ? value : `${value}=${process.env[value] ?? ''}`);
     else if (flag === '-v' || flag === '--volume') spec.volumes.push(value);
     else if (flag === '--network' || flag === '--net') spec.network = value;
+    else if (flag === '--restart') spec.restart = parseRestart(value);
+    else if (flag === '--log-driver') spec.logDriver = value;
+    else if (flag === '--log-opt') {
+      const eq = value.indexOf('=');
+      if (eq <= 0) throw new DockerExit(`docker: invalid log opt '${value}': must be key=value`, 125);
+      spec.logOpts[value.slice(0, eq)] = value.slice(eq + 1);
+    }
   }
   if (i >= args.length) throw new DockerExit('"docker run" requires at least 1 argument.', 125);
   spec.image = args[i]!;
   spec.cmd = args.slice(i + 1);
   return spec;
+}
+
+/** `--restart` as the CLI parses it (opts.ParseRestartPolicy): on-failure may carry a maximum retry count. */
+function parseRestart(value: string): RunSpec['restart'] {
+  const [name = '', max] = value.split(':');
+  if (!['no', 'always', 'unless-stopped', 'on-failure'].includes(name) || (max !== undefined && (name !== 'on-failure' || !/^\d+$/.test(max)))) {
+    throw new DockerExit(`docker: invalid restart policy: ${value}`, 125);
+  }
+  return { Name: name, MaximumRetryCount: Number(max ?? 0) };
+}
+
+/** The daemon's default log config (daemon.json log-driver / log-opts; json-file without options when absent). */
+function daemonLogConfig(dockerDir: string): { Type: string; Config: Record<string, string> } {
+  try {
+    const d = JSON.parse(fs.readFileSync(path.join(dockerDir, 'daemon.json'), 'utf8')) as { 'log-driver'?: string; 'log-opts'?: Record<string, string> };
+    return { Type: d['log-driver'] ?? 'json-file', Config: { ...(d['log-opts'] ?? {}) } };
+  } catch {
+    return { Type: 'json-file', Config: {} };
+  }
+}
+
+/** mergeAndVerifyLogConfig (moby daemon/logs.go): the daemon's options fill in what the container did not set. */
+function mergeLogConfig(dockerDir: string, spec: RunSpec): { Type: string; Config: Record<string, string> } {
+  const daemon = daemonLogConfig(dockerDir);
+  const type = spec.logDriver || daemon.Type;
+  const merged: Record<string, string> = type === daemon.Type ? { ...daemon.Config, ...spec.logOpts } : { ...spec.logOpts };
+  // Go's encoding/json writes map keys sorted, so `{{json .HostConfig.LogConfig}}` shows them sorted.
+  return { Type: type, Config: Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b))) };
 }
 
 /** Turns `-v SRC:DST[:ro|rw]` into a mount; a missing absolute source fails like a bind mount does. */
@@ -78,7 +120,7 @@ export function parseVolume(spec: string): MountRecord {
 const IMAGE_ENV = ['PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'NVIDIA_VISIBLE_DEVICES=all'];
 
 /** Runs `docker run`; prints the id (detached) or the command's output (foreground). Returns the exit code. */
-export function dockerRun(dockerDir: string, stateDir: string, args: string[]): number {
+export async function dockerRun(dockerDir: string, stateDir: string, args: string[]): Promise<number> {
   const spec = parseRun(args);
   const mounts = spec.volumes.map(parseVolume);
   if (!readImages(dockerDir).includes(spec.image)) {
@@ -90,17 +132,31 @@ export function dockerRun(dockerDir: string, stateDir: string, args: string[]): 
   const id = crypto.randomBytes(32).toString('hex');
   const name = spec.name ?? `sim_${id.slice(0, 8)}`;
   if (!reserveName(dockerDir, name)) {
+    const holder = loadRecord(dockerDir, name)?.Id ?? '';
     throw new DockerExit(
-      `docker: Error response from daemon: Conflict. The container name "/${name}" is already in use by container "${id}". You have to remove (or rename) that container to be able to reuse that name.`,
+      `docker: Error response from daemon: Conflict. The container name "/${name}" is already in use by container "${holder}". You have to remove (or rename) that container to be able to reuse that name.`,
       125,
     );
   }
   const rec = newRecord(dockerDir, id, name, spec, mounts);
   if (!spec.detach) return runForeground(dockerDir, stateDir, rec, spec);
-  rec.State.Pid = startProcess(dockerDir, stateDir, rec);
+  // Like the daemon: the container exists (created) before its task starts; the monitor starts the process.
   saveRecord(dockerDir, rec);
+  startMonitor(dockerDir, stateDir, rec);
+  if (!(await waitStarted(dockerDir, name))) throw new DockerExit(`docker: Error response from daemon: failed to start container ${id}`, 125);
   process.stdout.write(`${id}\n`);
   return 0;
+}
+
+/** docker run -d returns once the task runs (State.Pid set) or already ended. */
+async function waitStarted(dockerDir: string, name: string): Promise<boolean> {
+  for (let i = 0; i < 400; i++) {
+    const rec = loadRecord(dockerDir, name);
+    if (!rec) return true; // --rm and already gone
+    if (rec.State.Pid > 0 || !rec.State.StartedAt.startsWith('0001-')) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
 }
 
 function newRecord(dockerDir: string, id: string, name: string, spec: RunSpec, mounts: MountRecord[]): ContainerRecord {
@@ -111,16 +167,21 @@ function newRecord(dockerDir: string, id: string, name: string, spec: RunSpec, m
     Created: now,
     Path: spec.cmd[0] ?? '',
     Args: spec.cmd.slice(1),
-    State: { Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: now, FinishedAt: ZERO_TIME },
+    State: { Status: 'created', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: ZERO_TIME, FinishedAt: ZERO_TIME },
     Image: `sha256:${crypto.createHash('sha256').update(spec.image).digest('hex')}`,
     LogPath: path.join(containerDir(dockerDir, name), 'log.jsonl'),
-    HostConfig: { Binds: spec.volumes, NetworkMode: spec.network, AutoRemove: spec.autoRemove, PortBindings: {} },
+    RestartCount: 0,
+    HostConfig: {
+      Binds: spec.volumes, NetworkMode: spec.network, AutoRemove: spec.autoRemove, PortBindings: {},
+      RestartPolicy: spec.restart, LogConfig: mergeLogConfig(dockerDir, spec),
+    },
     Mounts: mounts,
     Config: { Hostname: id.slice(0, 12), Image: spec.image, Env: [...IMAGE_ENV, ...spec.env], Cmd: spec.cmd, Labels: {} },
   };
 }
 
-function containerEnv(rec: ContainerRecord, stateDir: string): NodeJS.ProcessEnv {
+/** The environment of a container process: the image env plus --env, and the sim variables. */
+export function containerEnv(rec: ContainerRecord, stateDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const kv of rec.Config.Env) {
     const eq = kv.indexOf('=');
@@ -132,24 +193,13 @@ function containerEnv(rec: ContainerRecord, stateDir: string): NodeJS.ProcessEnv
   return env;
 }
 
-/** Starts the container process in its own session, detached from the caller; stdio goes to raw.log. */
-function startProcess(dockerDir: string, stateDir: string, rec: ContainerRecord): number {
-  const dir = containerDir(dockerDir, rec.Name.slice(1));
-  const out = fs.openSync(path.join(dir, 'raw.log'), 'a');
-  const [cmd, ...rest] = rec.Config.Cmd;
-  const argv = cmd === 'vllm' ? [path.join(SIM_DIST, 'vllm.js'), `--sim-id=${rec.Id}`, ...rest] : ['-e', KEEP_ALIVE, rec.Id, ...rec.Config.Cmd];
-  const child = spawn(process.execPath, argv, { detached: true, stdio: ['ignore', out, out], env: containerEnv(rec, stateDir), cwd: '/' });
+/** Starts the container's monitor (docker-shim.js) in its own session; it starts and watches the process. */
+function startMonitor(dockerDir: string, stateDir: string, rec: ContainerRecord): void {
+  const child = spawn(process.execPath, [path.join(SIM_DIST, 'docker-shim.js'), dockerDir, rec.Name.slice(1), rec.Id], {
+    detached: true, stdio: 'ignore', env: { ...process.env, SIM_STATE: stateDir }, cwd: '/',
+  });
   child.unref();
-  fs.closeSync(out);
-  return child.pid ?? 0;
 }
-
-// Any non-vLLM detached command runs for real under a node wrapper that carries the container id in its argv,
-// records the exit code like the vLLM sim does, and passes stop signals on (kill of the group ends both).
-const KEEP_ALIVE = `const c=require('child_process').spawn(process.argv[2],process.argv.slice(3),{stdio:'inherit'});
-const fin=(code)=>{require('fs').writeFileSync(process.env.SIM_CONTAINER_DIR+'/exit.json',JSON.stringify({code,at:new Date().toISOString().replace(/Z$/,'000000Z')}));process.exit(code);};
-c.on('error',()=>fin(127));c.on('exit',(code,sig)=>fin(code??(sig==='SIGKILL'?137:143)));
-for(const s of ['SIGTERM','SIGINT'])process.on(s,()=>c.kill(s));`;
 
 /** A foreground run (e.g. the GPU probe): runs the command, prints its output, records the call. */
 function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord, spec: RunSpec): number {
@@ -161,7 +211,7 @@ function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord
       ? spawnSync(process.execPath, [path.join(SIM_DIST, 'nvidia-smi.js'), ...rest], { stdio: 'inherit', env })
       : spawnSync(cmd ?? 'true', rest, { stdio: 'inherit', env });
   const code = r.status ?? 137;
-  rec.State = { ...rec.State, Status: 'exited', Running: false, ExitCode: code, FinishedAt: dockerNow() };
+  rec.State = { ...rec.State, Status: 'exited', Running: false, ExitCode: code, StartedAt: rec.Created, FinishedAt: dockerNow() };
   if (spec.autoRemove) removeRecord(dockerDir, rec.Name.slice(1));
   else saveRecord(dockerDir, rec);
   return code;

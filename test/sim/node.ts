@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readControl, writeControl } from './control.js';
 import type { FailureMode, NodeControl } from './control.js';
-import { readImages, writeImages } from './docker-state.js';
+import { readImages, readVolumes, writeImages, writeVolumes } from './docker-state.js';
 import { NodeRecords } from './node-records.js';
 export type { RequestRecord } from './node-records.js';
 import { availableGiB, readWatermark, renderMeminfo, rewriteInPlace } from './memory.js';
@@ -189,6 +189,26 @@ export class SimNode extends NodeRecords {
     writeImages(this.paths.dockerDir, [...new Set([...readImages(this.paths.dockerDir), image])]);
   }
 
+  /** Runs the node's docker with `args` inside the node (e.g. `pause vllm-qwen38`); returns its stdout. */
+  docker(...args: string[]): string {
+    return this.exec(`docker ${args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`);
+  }
+  /** The restart policy the recipe's next `docker run` gets (`--restart X`); null: none (docker's default "no"). */
+  setRestartPolicy(policy: string | null): void {
+    const f = path.join(this.paths.state, 'restart-policy');
+    if (policy) fs.writeFileSync(f, `${policy}\n`);
+    else fs.rmSync(f, { force: true });
+  }
+  /** Makes a volume named `name` exist (so `docker inspect NAME` finds a volume). */
+  addVolume(name: string): void {
+    writeVolumes(this.paths.dockerDir, [...new Set([...readVolumes(this.paths.dockerDir), name])]);
+  }
+  /** The daemon's /etc/docker/daemon.json log settings for containers created from now on; null: the default. */
+  setDaemonLogConfig(cfg: { driver?: string; opts?: Record<string, string> } | null): void {
+    const f = path.join(this.paths.dockerDir, 'daemon.json');
+    if (!cfg) fs.rmSync(f, { force: true });
+    else fs.writeFileSync(f, JSON.stringify({ ...(cfg.driver ? { 'log-driver': cfg.driver } : {}), ...(cfg.opts ? { 'log-opts': cfg.opts } : {}) }));
+  }
   /** Drops all log lines of the container up to and including "Application startup complete." (log rotation). */
   rotateLog(container = CONTAINER_NAME): void {
     const rec = this.containers().find((c) => c.Name === `/${container}`);

@@ -101,13 +101,17 @@ if [[ -n "$MTP_DRAFT_VOCAB" ]]; then
   spec_cfg="{\"method\":\"qwen3_next_mtp\",\"num_speculative_tokens\":$MTP_K,\"draft_vocab\":\"/opt/recipe/draft_vocab.json\"}"
 fi
 
+# A recipe that sets a restart policy (the sim's knob: SIM_STATE/restart-policy, e.g. on-failure).
+restart_flag=""
+[[ -s "$SIM_STATE/restart-policy" ]] && restart_flag="--restart $(cat "$SIM_STATE/restart-policy") "
+
 # The generated launch script: EXTRA_DOCKER_ARGS and EXTRA_VLLM_ARGS go in without quotes (one line each), which is
 # why pulse allows only -e/-v pairs there. The API key stays a variable reference, never written to the file.
 LAUNCH="$HERE/.launch.sh"
 [[ "$NO_LAUNCH" == 1 ]] && LAUNCH="$HERE/.last_launch.sh"
 cat >"$LAUNCH" <<LAUNCH_EOF
 #!/usr/bin/env bash
-exec docker run -d --name $NAME --gpus all --ipc host --network host --shm-size 16g \\
+exec docker run -d --name $NAME $restart_flag--gpus all --ipc host --network host --shm-size 16g \\
   -e HF_HOME=/root/.cache/huggingface -e MEMWATCH_RELIEF=$MEMWATCH_RELIEF -e MEMWATCH_FLOOR_GIB=$MEMWATCH_FLOOR_GIB \\
   $recipe_mounts \\
   $(printf "%s " $EXTRA_DOCKER_ARGS) \\
