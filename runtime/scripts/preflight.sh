@@ -96,7 +96,7 @@ if [[ $have_docker == true ]]; then
   # One inspect call (each docker call costs time on a busy node). The separators are real tabs: docker inspect,
   # unlike docker ps, does not turn a written \t into one.
   fmt=$'{{.State.Running}}\t{{.State.Status}}\t{{.Config.Image}}\t{{.State.StartedAt}}'
-  if info=$(docker inspect --format "$fmt" "$PULSE_CONTAINER" 2>/dev/null); then
+  if info=$(docker container inspect --format "$fmt" "$PULSE_CONTAINER" 2>/dev/null); then
     IFS=$'\t' read -r running status image started <<<"$(head -n 1 <<<"$info")"
     pulse_record container name="$PULSE_CONTAINER" running:="$running" status="$status" image="$image" startedAt="$started"
   fi

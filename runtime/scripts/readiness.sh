@@ -19,7 +19,7 @@ case $code in
   *) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code" ;;
 esac
 if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
-  st=$(docker inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$PULSE_CONTAINER" 2>/dev/null || true)
+  st=$(docker container inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$PULSE_CONTAINER" 2>/dev/null || true)
   case $st in
     exited\ * | dead\ *) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER ${st%% *} (exit code ${st##* }) before /v1/models answered; see docker logs $PULSE_CONTAINER" ;;
   esac

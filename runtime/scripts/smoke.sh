@@ -10,7 +10,7 @@ recipe= PULSE_ENV_PATH=
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
   if [[ -z $recipe ]]; then recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"; fi
-  if [[ $(docker inspect --format '{{.State.Running}}' "$r_container" </dev/null 2>/dev/null) == true ]]; then
+  if [[ $(docker container inspect --format '{{.State.Running}}' "$r_container" </dev/null 2>/dev/null) == true ]]; then
     recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"
     break
   fi

@@ -40,7 +40,7 @@ status_env_text() {
 
 status_container() {
   local name=$1 recipe=$2 info state running started image
-  if ! info=$(docker inspect --format '{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}' "$name" </dev/null 2>/dev/null); then
+  if ! info=$(docker container inspect --format '{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}' "$name" </dev/null 2>/dev/null); then
     pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=absent startedAt:=null image:=null
     return 1
   fi

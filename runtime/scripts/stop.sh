@@ -4,9 +4,9 @@
 # Record: stopped{wasRunning,containerGone,stopExit}.
 stop=$(pulse_abs "$PULSE_RECIPE_STOP")
 [[ -f $stop ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "stop script $stop is missing"
-exists() { docker inspect "$PULSE_CONTAINER" >/dev/null 2>&1; }
+exists() { docker container inspect "$PULSE_CONTAINER" >/dev/null 2>&1; }
 was=false
-[[ $(docker inspect --format '{{.State.Running}}' "$PULSE_CONTAINER" 2>/dev/null || true) != true ]] || was=true
+[[ $(docker container inspect --format '{{.State.Running}}' "$PULSE_CONTAINER" 2>/dev/null || true) != true ]] || was=true
 
 # stop.sh output is log, not records: it goes to stderr so it can never forge an @pulse line.
 rc=0
