@@ -18,7 +18,6 @@ const KV = 'INFO 12-02 10:00:00 [kv_cache_utils.py:716] GPU KV cache size: 2,378
 const PROOFS = ['MTP draft head: FP8 rowwise copy engaged', 'block-drop backport: enabled'];
 
 test('verify finds the KV line and proofs at the end of a 24 MiB docker log with a 1 MiB /tmp, copying nothing', () => {
-  // Outside /tmp, which the test hides under the tiny tmpfs.
   mkdirSync(join(ROOT, 'test-output'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, 'test-output', 'verify-logs-'));
   try {
@@ -33,7 +32,9 @@ printf '%s\\n' ${shellQuote(`${KV} ${'x'.repeat(5000)}`)} ${PROOFS.map((p) => sh
     chmodSync(join(bin, 'docker'), 0o755);
     const inputs = { PULSE_ENV_PATH: join(dir, 'none.env'), PULSE_PORT: '1', PULSE_PROBE_HOST: '127.0.0.1', PULSE_CONTAINER: 'vllm-qwen38', PULSE_PROOFS: [...PROOFS, 'never logged'].join('\n'), PULSE_LOG_PATH: '', PULSE_STAMP: 'x' };
     // The /tmp usage goes out on stderr: a file would be hidden when the checkout itself lies under /tmp (CI clones).
-    const setup = `mount -t tmpfs -o size=1m tmpfs /tmp && PATH=${shellQuote(bin)}:$PATH bash -s; rc=$?; echo "tmp-after-kib $(du -sk /tmp | cut -f1)" >&2; umount /tmp; exit $rc`;
+    // The fake docker is reached through the outer shell's working directory (/proc/$$/cwd), which the tmpfs does
+    // not hide even when the checkout itself lies under /tmp (a CI clone there).
+    const setup = `cd ${shellQuote(dir)} && mount -t tmpfs -o size=1m tmpfs /tmp && PATH=/proc/$$/cwd/bin:$PATH bash -s; rc=$?; echo "tmp-after-kib $(du -sk /tmp | cut -f1)" >&2; umount /tmp; exit $rc`;
     const r = spawnSync('unshare', ['-m', 'bash', '-c', setup], { input: scriptText('verify', inputs), encoding: 'utf8', maxBuffer: 1 << 20 });
     assert.equal(r.status, 0, r.stderr);
     const recs = parseRecords(r.stdout);
