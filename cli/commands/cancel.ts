@@ -5,9 +5,8 @@
  */
 import type { CancelOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
+import { cancelDeploy, runningDeploy, workerPolls, type DeployRef } from '../deploy-client/index.js';
 import { connectTemporal, uiLink } from '../temporal.js';
-import { runningDeploy } from './watch.js';
-import { workerPolls } from './worker.js';
 
 /** Refuses a protected node without --yes, before any Temporal connection; a node nodes.json cannot vouch for too. */
 async function refuseProtected(opts: CancelOptions): Promise<void> {
@@ -29,7 +28,26 @@ async function refuseProtected(opts: CancelOptions): Promise<void> {
   }
 }
 
-export async function run(opts: CancelOptions): Promise<number> {
+/** What a cancel did: the run it asked to stop, its UI page, and whether a worker will carry the cancel out. */
+export interface CancelReport {
+  node: string;
+  deploy: DeployRef;
+  ui: string | null;
+  workerServes: boolean;
+}
+
+export function cancelText(r: CancelReport): string {
+  const lines = [
+    `cancel requested: ${r.deploy.what} (workflow ${r.deploy.workflowId}, run ${r.deploy.runId})`,
+    'the deploy now stops its step and, if it had begun the stop step, marks the node failed and disables its endpoint',
+    `follow it: pulse model watch --node ${r.node}`,
+  ];
+  if (r.ui) lines.push(`Temporal UI: ${r.ui}`);
+  if (!r.workerServes) lines.push('no pulse worker serves the pulse task queues: the cancel takes effect when `pulse worker` or `pulse model watch` runs');
+  return lines.join('\n') + '\n';
+}
+
+async function cancelOn(opts: CancelOptions): Promise<CancelReport> {
   await refuseProtected(opts);
   const t = await connectTemporal(opts);
   try {
@@ -37,18 +55,14 @@ export async function run(opts: CancelOptions): Promise<number> {
     if (!held) {
       throw new PulseError('usage', `nothing to cancel: no deploy runs on ${opts.node}`, { hint: `see past deploys with: pulse model history --node ${opts.node}` });
     }
-    await t.client.workflow.getHandle(held.workflowId, held.runId).cancel();
-    const link = uiLink(t.target, held.workflowId, held.runId);
-    const lines = [
-      `cancel requested: ${held.what} (workflow ${held.workflowId}, run ${held.runId})`,
-      'the deploy now stops its step and, if it had begun the stop step, marks the node failed and disables its endpoint',
-      `follow it: pulse model watch --node ${opts.node}`,
-    ];
-    if (link) lines.push(`Temporal UI: ${link}`);
-    if (!(await workerPolls(t))) lines.push('no pulse worker serves the pulse task queues: the cancel takes effect when `pulse worker` or `pulse model watch` runs');
-    process.stdout.write(lines.join('\n') + '\n');
-    return 0;
+    await cancelDeploy(t, held);
+    return { node: opts.node, deploy: held, ui: uiLink(t.target, held.workflowId, held.runId), workerServes: await workerPolls(t) };
   } finally {
     await t.close();
   }
+}
+
+export async function run(opts: CancelOptions): Promise<number> {
+  process.stdout.write(cancelText(await cancelOn(opts)));
+  return 0;
 }

@@ -2,7 +2,8 @@
 import type { DownOptions } from '../options.js';
 import type { DownPlan } from '../../workflows/types.js';
 import { connectTemporal } from '../temporal.js';
-import { startAndFollow, stateDiskFull } from './up.js';
+import { stateDiskFull } from '../deploy-client/index.js';
+import { startAndShow } from '../deploy-view.js';
 
 async function buildPlan(opts: DownOptions): Promise<DownPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
@@ -20,7 +21,7 @@ export async function run(opts: DownOptions): Promise<number> {
   if (full) throw full;
   const t = await connectTemporal(opts);
   try {
-    return await startAndFollow(t, plan, `down on ${plan.node}`, opts);
+    return await startAndShow(t, plan, `down on ${plan.node}`, opts);
   } finally {
     await t.close();
   }

@@ -1,0 +1,90 @@
+/**
+ * The in-process worker that `up`/`down`/`watch` run when no worker polls the task queues, so a deploy never waits
+ * for a worker nobody started. A crashed CLI's deploy is then resumed by the next pulse invocation (or
+ * `pulse worker`), since Temporal keeps its history.
+ */
+import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
+import { stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
+import { openDeploys, queuesServed } from './presence.js';
+
+/** A worker running inside this CLI process. */
+export interface LocalWorker {
+  /** Graceful stop: in-flight activities are cancelled; the deploy continues on the next worker. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a worker in this process when no live worker polls (and, unless the caller knows one is open, a deploy
+ * is open: visibility lags a just-started workflow, so a follower passes knownOpen); says so on `say`.
+ * Returns null when another worker serves the queue.
+ */
+export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false, nodes?: string): Promise<LocalWorker | null> {
+  const served = await queuesServed(t);
+  if (served.deploy && served.gateway) return null;
+  if (!knownOpen && (await openDeploys(t)) === 0) return null;
+  const { createPulseWorker } = await import('../../worker/main.js');
+  const { withoutGatewayNotice } = await import('../../worker/logging.js');
+  const { NativeConnection, Runtime, DefaultLogger } = await import('@temporalio/worker');
+  try {
+    // Only warnings from the SDK in a CLI's output; no SDK signal handlers: the follower owns Ctrl-C.
+    Runtime.install({ logger: withoutGatewayNotice(new DefaultLogger('WARN'), GATEWAY_TASK_QUEUE), shutdownSignals: [] });
+  } catch {
+    // already installed in this process
+  }
+  const connection = await NativeConnection.connect(workerConnectOptions(t.target));
+  const logger = { info() {}, warn: (m: string) => say(`worker: ${m}`) };
+  // The gateway queue only when nobody serves it: state writes belong to the gateway host when one runs a worker.
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  // The same nodes.json as this command (--nodes / PULSE_NODES): the worker checks every plan against it.
+  const nodesPath = resolveNodesPath(nodes);
+  const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), nodesPath, logger, gateway: !served.gateway });
+  const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
+  say(`no pulse worker polls task queue ${missing}: running one in this process until the deploy ends`);
+  const running = worker.run();
+  running.catch(() => undefined); // its failure surfaces in stop()
+  return {
+    async stop() {
+      worker.shutdown();
+      try {
+        await running;
+      } finally {
+        await connection.close();
+      }
+    },
+  };
+}
+
+const WORKER_CHECK_MS = 15_000;
+
+/**
+ * Keeps a worker for a followed deploy: checks now and every WORKER_CHECK_MS whether a live worker polls, and runs
+ * one in this process when none does (e.g. the `pulse worker` serving the deploy died while we follow it).
+ */
+export class WorkerKeeper {
+  local: LocalWorker | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private checking = false;
+
+  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void, private readonly nodes?: string) {}
+
+  async start(): Promise<void> {
+    await this.check();
+    this.timer = setInterval(() => void this.check().catch(() => undefined), WORKER_CHECK_MS);
+  }
+
+  private async check(): Promise<void> {
+    if (this.local || this.checking) return;
+    this.checking = true;
+    try {
+      this.local = await ensureWorker(this.t, this.say, true, this.nodes);
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    while (this.checking) await new Promise((r) => setTimeout(r, 50));
+    await this.local?.stop();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * How up, down and watch show a deploy: the header with the UI link, live step lines (ProgressPrinter), Ctrl-C as
+ * a detach, the closing block, and --json (only the DeployResult on stdout, live lines on stderr). The Temporal
+ * side is cli/deploy-client; the exit code of an outcome comes from the failure table.
+ */
+import type { DownPlan, UpPlan } from '../workflows/types.js';
+import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
+import { exitCodeOf } from './exit-codes.js';
+import { ProgressPrinter } from './progress-printer.js';
+import { uiHint, uiLink, type PulseTemporal } from './temporal.js';
+
+export interface ShowRequest {
+  node: string;
+  json: boolean;
+  /** --verbose: print each finished step's raw @pulse records (on stderr, like status --verbose). */
+  verbose: boolean;
+  /** The run has already closed: replay its steps and result, run no worker. */
+  closed?: boolean;
+  /** The command's --nodes: the in-process worker checks plans against it, and the live-state line reads it. */
+  nodes?: string | undefined;
+}
+
+function detachLines(t: PulseTemporal, ref: DeployRef, node: string, ranWorker: boolean): string[] {
+  const lines = ranWorker
+    ? [
+        'detached. This pulse ran the deploy\'s worker, which stops now: the deploy pauses (its state is safe in Temporal)',
+        'and continues when the next pulse command or `pulse worker` runs. The running step gets a few seconds to finish',
+        '(Ctrl-C again to leave at once).',
+      ]
+    : ['detached: the deploy goes on.'];
+  lines.push(`watch it again: pulse model watch --node ${node}`);
+  const link = uiLink(t.target, ref.workflowId, ref.runId);
+  if (link) lines.push(`Temporal UI: ${link}`);
+  return lines;
+}
+
+/** Follows the run and prints it as it goes, then its result; returns the exit code (0 only on success). */
+export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowRequest): Promise<number> {
+  const out = req.json ? process.stderr : process.stdout;
+  const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null);
+  const link = uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target);
+  printer.line(`${ref.what}: workflow ${ref.workflowId} (run ${ref.runId})${link ? `\n  ${link}` : ''}`);
+  const ac = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(130); // a second Ctrl-C while the worker shuts down: leave now
+    ac.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const { outcome, othersOpen } = await followDeploy(t, ref, {
+      printer,
+      signal: ac.signal,
+      closed: req.closed === true,
+      nodes: req.nodes,
+      whileOpen: async (o, ranWorker) => {
+        if (o.kind === 'detached') for (const l of detachLines(t, ref, req.node, ranWorker)) printer.line(l);
+        else printer.outcome(o, ref.what);
+        if (o.kind === 'closed' && o.result?.state === 'unchanged') {
+          const { liveStateLine } = await import('./live-state.js');
+          printer.line(`  ${await liveStateLine(req.node, req.nodes)}`);
+        }
+      },
+    });
+    if (othersOpen > 0) printer.note(`${othersOpen} other deploy(s) still open: they continue when \`pulse worker\` or the next pulse command runs`);
+    if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(outcome.result ?? { ok: false, error: outcome.error }, null, 2) + '\n');
+    return exitCodeOf(outcome);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** Starts the deploy of a plan, then follows it, or (--detach) says how to follow it. */
+export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan, what: string, show: ShowRequest & { detach: boolean }): Promise<number> {
+  const started = await startDeploy(t, plan, what);
+  if (!show.detach) return followAndShow(t, started, show);
+  const link = uiLink(t.target, started.workflowId, started.runId);
+  const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`, `follow it: pulse model watch --node ${plan.node}`];
+  if (link) lines.push(`Temporal UI: ${link}`);
+  if (!(await workerPolls(t))) lines.push('no pulse worker serves the pulse task queues: run `pulse worker`, or `pulse model watch`, which runs one');
+  if (show.json) process.stdout.write(JSON.stringify({ workflowId: started.workflowId, runId: started.runId, node: plan.node, ui: link }, null, 2) + '\n');
+  else process.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}
