@@ -14,13 +14,11 @@ function causeChain(err: unknown): string[] {
 
 export async function main(argv: string[]): Promise<void> {
   const { buildProgram } = await import('./program.js');
-  const program = buildProgram();
-  const verbose = argv.includes('--verbose');
   let code = 0;
+  const program = buildProgram((c) => (code = c));
+  const verbose = argv.includes('--verbose');
   try {
     await program.parseAsync(argv);
-    const mod = await import('./program.js');
-    code = mod.lastExitCode;
   } catch (err) {
     code = report(err, verbose);
   }

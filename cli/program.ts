@@ -15,26 +15,45 @@ function positiveNumber(name: string) {
   };
 }
 
+/** Commander's parsed options: read each by its kind, so no flag is cast to a type it may not have. */
+type Flags = Record<string, unknown>;
+function str(o: Flags, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'string' ? v : undefined;
+}
+function num(o: Flags, key: string): number | undefined {
+  const v = o[key];
+  return typeof v === 'number' ? v : undefined;
+}
+const flag = (o: Flags, key: string): boolean => o[key] === true;
+/** A requiredOption: commander has already refused the command line without it. */
+function required(o: Flags, key: string): string {
+  const v = str(o, key);
+  if (v === undefined) throw new PulseError('usage', `--${key} is required`);
+  return v;
+}
+
 function globals(cmd: Command): O.GlobalOptions {
-  const o = cmd.optsWithGlobals();
+  const o: Flags = cmd.optsWithGlobals();
   return {
-    nodes: (o['nodes'] as string | undefined) ?? process.env['PULSE_NODES'],
-    temporal: (o['temporal'] as string | undefined) ?? process.env['TEMPORAL_ADDRESS'],
-    temporalUi: (o['temporalUi'] as string | undefined) ?? process.env['PULSE_TEMPORAL_UI'],
-    verbose: Boolean(o['verbose']),
-    json: Boolean(o['json']),
+    nodes: str(o, 'nodes') ?? process.env['PULSE_NODES'],
+    temporal: str(o, 'temporal') ?? process.env['TEMPORAL_ADDRESS'],
+    temporalUi: str(o, 'temporalUi') ?? process.env['PULSE_TEMPORAL_UI'],
+    verbose: flag(o, 'verbose'),
+    json: flag(o, 'json'),
   };
 }
 
-type Runner = (opts: never) => Promise<number>;
-/** Set by main(): receives the exit code of the command that ran. */
-export let lastExitCode = 0;
-async function runLazy(load: () => Promise<{ run: Runner }>, opts: unknown): Promise<void> {
-  const mod = await load();
-  lastExitCode = await mod.run(opts as never);
+/** A command module: run(opts) returns the exit code (errors are thrown as PulseError, main prints them). */
+interface CommandModule<T> {
+  run(opts: T): Promise<number>;
 }
+/** Receives the exit code of the command that ran (main's, passed to buildProgram). */
+export type ExitSink = (code: number) => void;
 
-export function buildProgram(): Command {
+export function buildProgram(exit: ExitSink): Command {
+  const runLazy = async <T>(load: () => Promise<CommandModule<T>>, opts: T): Promise<void> => exit(await (await load()).run(opts));
+
   const program = new Command('pulse')
     .description('Bring measured vLLM serving profiles up and down on DGX Spark nodes, as durable Temporal workflows')
     .option('--nodes <file>', 'nodes.json to use (default: runtime/nodes.json, or $PULSE_NODES)')
@@ -68,24 +87,24 @@ export function buildProgram(): Command {
     .option('--detach', 'start the deploy and return without following it')
     .option('--json', 'machine-readable output')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
-    .action(async (profile: string, o: Record<string, unknown>, cmd: Command) => {
+    .action(async (profile: string, o: Flags, cmd: Command) => {
       const opts: O.UpOptions = {
         ...globals(cmd),
         profile,
-        node: o['node'] as string,
-        overlay: o['overlay'] as string | undefined,
-        overlayWins: Boolean(o['overlayWins']),
-        yes: Boolean(o['yes']),
-        experimental: Boolean(o['experimental']),
-        restart: Boolean(o['restart']),
-        timeoutS: o['timeoutS'] as number | undefined,
-        minMemGib: o['minMemGib'] as number | undefined,
-        dryRun: Boolean(o['dryRun']),
-        preflight: Boolean(o['preflight']),
-        detach: Boolean(o['detach']),
+        node: required(o, 'node'),
+        overlay: str(o, 'overlay'),
+        overlayWins: flag(o, 'overlayWins'),
+        yes: flag(o, 'yes'),
+        experimental: flag(o, 'experimental'),
+        restart: flag(o, 'restart'),
+        timeoutS: num(o, 'timeoutS'),
+        minMemGib: num(o, 'minMemGib'),
+        dryRun: flag(o, 'dryRun'),
+        preflight: flag(o, 'preflight'),
+        detach: flag(o, 'detach'),
       };
       if (opts.preflight && !opts.dryRun) throw new PulseError('usage', '--preflight works only with --dry-run');
-      await runLazy(() => (opts.dryRun ? import('./commands/dry-run.js') : import('./commands/up.js')), opts);
+      await runLazy<O.UpOptions>(() => (opts.dryRun ? import('./commands/dry-run.js') : import('./commands/up.js')), opts);
     });
 
   model
@@ -96,8 +115,8 @@ export function buildProgram(): Command {
     .option('--detach', 'start the deploy and return without following it')
     .option('--json', 'machine-readable output')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.DownOptions = { ...globals(cmd), node: o['node'] as string, yes: Boolean(o['yes']), detach: Boolean(o['detach']) };
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
       await runLazy(() => import('./commands/down.js'), opts);
     });
 
@@ -110,13 +129,13 @@ export function buildProgram(): Command {
     .option('--gpu-probe', 'start a GPU container on the node (runs the gpuProbe command)')
     .option('--yes', 'allow HTTP and the GPU probe on a protected node')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
+    .action(async (o: Flags, cmd: Command) => {
       const opts: O.StatusOptions = {
         ...globals(cmd),
-        node: o['node'] as string | undefined,
+        node: str(o, 'node'),
         noHttp: o['http'] === false,
-        gpuProbe: Boolean(o['gpuProbe']),
-        yes: Boolean(o['yes']),
+        gpuProbe: flag(o, 'gpuProbe'),
+        yes: flag(o, 'yes'),
       };
       await runLazy(() => import('./commands/status.js'), opts);
     });
@@ -127,8 +146,8 @@ export function buildProgram(): Command {
     .requiredOption('--node <node>', 'node name')
     .option('--yes', 'allow the request on a protected node')
     .option('--json', 'machine-readable output')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.SmokeOptions = { ...globals(cmd), node: o['node'] as string, yes: Boolean(o['yes']) };
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.SmokeOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes') };
       await runLazy(() => import('./commands/smoke.js'), opts);
     });
 
@@ -143,8 +162,8 @@ export function buildProgram(): Command {
     .description('Follow the deploy that holds the node.')
     .requiredOption('--node <node>', 'node name')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: o['node'] as string };
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node') };
       await runLazy(() => import('./commands/watch.js'), opts);
     });
 
@@ -153,8 +172,8 @@ export function buildProgram(): Command {
     .description('Cancel the deploy that holds the node; it then marks the node failed. A protected node needs --yes.')
     .requiredOption('--node <node>', 'node name')
     .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.CancelOptions = { ...globals(cmd), node: o['node'] as string, yes: Boolean(o['yes']) };
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes') };
       await runLazy(() => import('./commands/cancel.js'), opts);
     });
 
@@ -164,8 +183,8 @@ export function buildProgram(): Command {
     .option('--node <node>', 'only this node')
     .option('--limit <n>', 'how many', positiveNumber('--limit'), 20)
     .option('--json', 'machine-readable output')
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
-      const opts: O.HistoryOptions = { ...globals(cmd), node: o['node'] as string | undefined, limit: o['limit'] as number };
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.HistoryOptions = { ...globals(cmd), node: str(o, 'node'), limit: num(o, 'limit') ?? 20 };
       await runLazy(() => import('./commands/history.js'), opts);
     });
 
@@ -175,12 +194,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--task-queue <name>', 'task queue (default: pulse-deploy)'))
     .addOption(new Option('--no-gateway', 'do not poll pulse-gateway: for controller hosts that do not hold the gateway file and node state'))
     .addOption(new Option('--metrics <host:port>', 'serve Prometheus metrics on GET /metrics (env PULSE_METRICS_ADDRESS; default off)'))
-    .action(async (o: Record<string, unknown>, cmd: Command) => {
+    .action(async (o: Flags, cmd: Command) => {
       const opts: WorkerRunOptions = {
         ...globals(cmd),
-        taskQueue: o['taskQueue'] as string | undefined,
+        taskQueue: str(o, 'taskQueue'),
         gateway: o['gateway'] !== false,
-        metrics: o['metrics'] as string | undefined,
+        metrics: str(o, 'metrics'),
       };
       await runLazy(() => import('./commands/worker.js'), opts);
     });
