@@ -9,7 +9,7 @@
 import { Context } from '@temporalio/activity';
 import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
-import type { DownPlan, FleetEntry, NodeState, UpPlan } from '../workflows/types.js';
+import type { DownPlan, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
 import { toFailure } from './errors.js';
 
 /** Loads the worker's own nodes.json and profiles (worker/deps.ts reads the files; tests may hand in fixed ones). */

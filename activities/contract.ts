@@ -1,7 +1,7 @@
 /**
  * The activity interface as the workflows see it (they import it as a type only, so no activity code reaches the
  * workflow bundle). Every input is JSON-safe, secret-free plan data; every output is a step result from
- * workflows/types.ts (the node steps' results also carry their raw `@pulse` lines: StepRaw).
+ * runtime/model/step-results.ts (the node steps' results also carry their raw `@pulse` lines: StepRaw).
  */
 import type {
   DownPlan,
@@ -19,7 +19,7 @@ import type {
   UpPlan,
   VerifyResult,
   WriteEnvResult,
-} from '../workflows/types.js';
+} from '../runtime/model/index.js';
 
 /** The worker checks target and recipe against its own nodes.json (activities/authority.ts): they name, not grant. */
 export interface StopInput {

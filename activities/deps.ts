@@ -4,7 +4,7 @@
  */
 import type { NodeSession, NodeTarget } from '../runtime/node/types.js';
 import type * as Steps from '../runtime/steps/index.js';
-import type { FleetEntry, NodeState } from '../workflows/types.js';
+import type { FleetEntry, NodeState } from '../runtime/model/index.js';
 import type { WorkerFilesSource } from './authority.js';
 
 /** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */

@@ -14,7 +14,7 @@ import { isPulseError, PulseError } from '../runtime/errors.js';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { LockOwner } from '../runtime/steps/index.js';
 import { LOCK_LEASE_S } from '../runtime/steps/index.js';
-import type { LockResult } from '../workflows/types.js';
+import type { LockResult } from '../runtime/model/index.js';
 import type { LockInput, LockUse } from './contract.js';
 import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';

@@ -4,7 +4,7 @@ import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
   DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
-} from '../workflows/types.js';
+} from '../runtime/model/index.js';
 import { refusePlan } from '../runtime/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, VerifyInput } from './contract.js';
 import { authority } from './authority.js';

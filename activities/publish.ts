@@ -1,6 +1,6 @@
 /** The activities that write local state: node state file + gateway fragment (step 9, 'starting', compensation). */
 import { Context } from '@temporalio/activity';
-import type { NodeState } from '../workflows/types.js';
+import type { NodeState } from '../runtime/model/index.js';
 import type { PublishResult, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';

@@ -5,7 +5,7 @@
  * (the result, an error) are the ones worth reading.
  */
 import type { NodeSession } from '../runtime/node/types.js';
-import type { StepRaw } from '../workflows/types.js';
+import type { StepRaw } from '../runtime/model/index.js';
 
 export const RAW_MAX_LINES = 200;
 export const RAW_MAX_BYTES = 16 * 1024;

@@ -20,7 +20,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { StepOptions } from '../runtime/steps/index.js';
 import { FAILURE } from '../workflows/failures.js';
-import type { WaitProgress } from '../workflows/types.js';
+import type { WaitProgress } from '../runtime/model/index.js';
 import { classify, toFailure } from './errors.js';
 
 /** Even after a probe slower than the interval, pause a little so a wait never busy-loops against a node. */

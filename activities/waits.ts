@@ -4,7 +4,7 @@
  * half an hour: all of them would be noise, and too much for history).
  */
 import { Context } from '@temporalio/activity';
-import type { MemorySample, ReadinessProbe, UpPlan } from '../workflows/types.js';
+import type { MemorySample, ReadinessProbe, UpPlan } from '../runtime/model/index.js';
 import { authority } from './authority.js';
 import type { LockUse } from './contract.js';
 import type { ActivityDeps } from './deps.js';

@@ -12,7 +12,7 @@
  * (results: bench/results/cluster.json)
  */
 import { openSession } from '../runtime/node/connect.js';
-import type { UpPlan } from '../workflows/types.js';
+import type { UpPlan } from '../runtime/model/index.js';
 import { startStack, type Stack } from '../test/faults/stack.js';
 import { floorUp } from './floor.js';
 import { median, printTable, round, runMain, timeMs, writeResult } from './lib.js';

@@ -2,7 +2,7 @@
 import type { NodeSession } from '../runtime/node/types.js';
 import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv } from '../runtime/steps/index.js';
 import { publishFragment, writeNodeState } from '../runtime/state.js';
-import type { UpPlan } from '../workflows/types.js';
+import type { UpPlan } from '../runtime/model/index.js';
 import type { Stack } from '../test/faults/stack.js';
 
 async function publishLocal(stack: Stack, plan: UpPlan): Promise<void> {

@@ -9,7 +9,7 @@
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/overhead.js [reps]
  */
 import { openSession } from '../runtime/node/connect.js';
-import type { UpPlan } from '../workflows/types.js';
+import type { UpPlan } from '../runtime/model/index.js';
 import { startStack, type Stack } from '../test/faults/stack.js';
 import { floorUp } from './floor.js';
 import { median, printTable, round, runMain, timeMs, writeResult } from './lib.js';

@@ -3,7 +3,7 @@
  * a detach, the closing block, and --json (only the DeployResult on stdout, live lines on stderr). The Temporal
  * side is cli/deploy-client; the exit code of an outcome comes from the failure table.
  */
-import type { DownPlan, UpPlan } from '../workflows/types.js';
+import type { DownPlan, UpPlan } from '../runtime/model/index.js';
 import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
 import { exitCodeOf } from './exit-codes.js';
 import { ProgressPrinter } from './progress-printer.js';

@@ -2,7 +2,7 @@
  * Renders a followed deploy: step lines, the wait-progress line (rewritten in place on a TTY, a line every ~30 s
  * otherwise), notes, and the final result with the backup path and the rollback command on failure.
  */
-import type { DeployResult, WaitProgress } from '../workflows/types.js';
+import type { DeployResult, WaitProgress } from '../runtime/model/index.js';
 import type { FollowOutcome } from './progress.js';
 
 interface Out {

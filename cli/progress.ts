@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { DeployResult, StepRaw, WaitProgress } from '../workflows/types.js';
+import type { DeployResult, StepRaw, WaitProgress } from '../runtime/model/index.js';
 import type { ProgressPrinter } from './progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */

@@ -1,5 +1,5 @@
 /** Text printers of the local-only commands (profiles, up --dry-run). Pure: data in, text out. */
-import type { PreflightReport, UpPlan } from '../workflows/types.js';
+import type { PreflightReport, UpPlan } from '../runtime/model/index.js';
 
 /** One profile line of `pulse model profiles`. */
 export interface ProfileRow {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PulseError } from './errors.js';
 import { scanNodeStates } from './state.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
-import type { FleetEntry, NodeState } from '../workflows/types.js';
+import type { FleetEntry, NodeState } from './model/index.js';
 
 /** The model id clients (Codex) send to the gateway; the gateway's own default for its qwen38 model. */
 export const GATEWAY_MODEL_ID = 'qwen3.8-flash-next';

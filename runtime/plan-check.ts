@@ -7,7 +7,7 @@
  * mounts, the protected flag, the gateway fleet) is then the worker's, never the input's. Pure: the caller loads
  * the files (activities/authority.ts).
  */
-import type { DownPlan, UpPlan } from '../workflows/types.js';
+import type { DownPlan, UpPlan } from './model/index.js';
 import type { NodesConfig } from './config/nodes.js';
 import { overlayOf, type Overlay } from './config/overlay.js';
 import type { Profile } from './config/profile.js';

@@ -1,10 +1,10 @@
 /**
- * The plans: pure builders of UpPlan / DownPlan (workflows/types.ts), the workflow input and exactly what the
+ * The plans: pure builders of UpPlan / DownPlan (runtime/model/plan.ts), the workflow input and exactly what the
  * dry-run prints, plus the refusals that need no node. No I/O here: the caller loads nodes.json, the profiles
  * and the overlay first.
  */
 import path from 'node:path';
-import type { DownPlan, FleetEntry, PlanRecipe, PlanTarget, UpPlan } from '../workflows/types.js';
+import type { DownPlan, FleetEntry, PlanRecipe, PlanTarget, UpPlan } from './model/index.js';
 import { nodeOf, type NodeConfig, type NodesConfig, type RecipeConfig } from './config/nodes.js';
 import type { Overlay } from './config/overlay.js';
 import type { Profile } from './config/profile.js';

@@ -2,7 +2,7 @@
  * Rendering a profile for a node: a pure function of (profile, node, recipe, overlay, time) → the recipe .env
  * text, its key map and identity, the merged mounts and the directives. No I/O: the dry-run prints exactly this.
  */
-import type { EnvIdentity, PlanMount } from '../workflows/types.js';
+import type { EnvIdentity, PlanMount } from './model/index.js';
 import { sha256OfLines, type EnvHeader } from './config/env-header.js';
 import { PulseError } from './errors.js';
 import { pairText, parseDockerArgs, type DockerPair } from './config/docker-args.js';

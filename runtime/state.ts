@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PulseError } from './errors.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
-import type { NodeState, NodeStateKind } from '../workflows/types.js';
+import type { NodeState, NodeStateKind } from './model/index.js';
 
-export type { NodeState, NodeStateKind } from '../workflows/types.js';
+export type { NodeState, NodeStateKind } from './model/index.js';
 export { publishFragment, fragmentPath } from './gateway.js';
 
 const KINDS: readonly NodeStateKind[] = ['up', 'down', 'failed', 'starting'];

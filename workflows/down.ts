@@ -10,7 +10,7 @@ import { publish, quickStep, stopStep } from './options.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
-import type { DeployResult, DownPlan } from './types.js';
+import type { DeployResult, DownPlan } from '../runtime/model/index.js';
 
 function downActivities(plan: DownPlan) {
   const on = ` on ${plan.node}`;

@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, TemporalFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
 import { DEPLOY_CANCELLED, DEPLOY_FAILED } from './failures.js';
-import type { DeployResult } from './types.js';
+import type { DeployResult } from '../runtime/model/index.js';
 
 export interface FirstError {
   message: string;

@@ -8,7 +8,7 @@ import { FAILURE } from './failures.js';
 import { deployFailure, describeError } from './result.js';
 import type { LockInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
-import type { DeployResult, LockResult } from './types.js';
+import type { DeployResult, LockResult } from '../runtime/model/index.js';
 
 /** Thrown by the workflow itself (never by an activity) for a protected node without --yes: nothing touched. */
 export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down'): void {

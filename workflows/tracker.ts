@@ -4,7 +4,7 @@
  */
 import { defineQuery, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { PROGRESS_QUERY } from './definitions.js';
-import type { DeployProgress, DeployResult, StepRecord } from './types.js';
+import type { DeployProgress, DeployResult, StepRecord } from '../runtime/model/index.js';
 
 /** Answers the deploy's live step list; see DeployProgress. */
 export const progressQuery = defineQuery<DeployProgress>(PROGRESS_QUERY);

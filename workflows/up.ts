@@ -16,7 +16,7 @@ import { rollbackCommand } from './result.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
-import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from './types.js';
+import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
 
 /** One proxy per step, so each activity carries its own preset and its UI summary. */
 function upActivities(plan: UpPlan) {

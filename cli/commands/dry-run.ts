@@ -6,7 +6,7 @@
 import { loadInputs, profileOf } from '../../runtime/config/index.js';
 import { buildUpPlan, checkRefusals } from '../../runtime/plan.js';
 import { stepScripts } from '../../runtime/steps/index.js';
-import type { PreflightReport, UpPlan } from '../../workflows/types.js';
+import type { PreflightReport, UpPlan } from '../../runtime/model/index.js';
 import { EXIT_CODES } from '../../runtime/errors.js';
 import type { UpOptions } from '../options.js';
 import { clientNotesText, planText, preflightText, publishText, stepsText } from '../render-text.js';

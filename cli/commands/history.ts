@@ -1,7 +1,7 @@
 /** `pulse model history [--node] [--limit] [--json]`: past deploys from Temporal visibility, newest first. */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
-import type { DeployResult } from '../../workflows/types.js';
+import type { DeployResult } from '../../runtime/model/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
 

@@ -11,7 +11,7 @@ import { defaultStateDir } from '../../runtime/state.js';
 import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
 import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
-import type { DeployProgress } from '../../workflows/types.js';
+import type { DeployProgress } from '../../runtime/model/index.js';
 import type { RemoteResult } from '../../runtime/node/types.js';
 import type { StatusOptions } from '../options.js';
 import type * as TemporalModule from '../temporal.js';

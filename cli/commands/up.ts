@@ -3,7 +3,7 @@
  * refuses, then start upWorkflow under the node's workflow ID (the per-node lock) and follow it live (cli/deploy-view.ts).
  */
 import type { UpOptions } from '../options.js';
-import type { NodeState, UpPlan } from '../../workflows/types.js';
+import type { NodeState, UpPlan } from '../../runtime/model/index.js';
 import { stateDiskFull } from '../deploy-client/index.js';
 import { startAndShow } from '../deploy-view.js';
 import { connectTemporal } from '../temporal.js';

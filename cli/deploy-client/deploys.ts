@@ -3,7 +3,7 @@
  * held node is refused with the holder named, and "the deploy of a node" is the latest run under that ID.
  */
 import { PulseError } from '../../runtime/errors.js';
-import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { serverCause, stateDir, type PulseTemporal } from '../temporal.js';
 
 /** One run of a node's deploy workflow, as the commands name it. */

@@ -3,7 +3,7 @@
  * whether up writes a new file; status uses the body sha256 to find a file somebody edited after the render.
  */
 import { createHash } from 'node:crypto';
-import type { EnvIdentity } from '../../workflows/types.js';
+import type { EnvIdentity } from '../model/index.js';
 
 /** The six `# pulse-*:` header fields of a rendered .env. */
 export interface EnvHeader {

@@ -3,7 +3,7 @@
  * a mount on a target the recipe mounts itself is always an error; an overlay mount on a profile mount's target
  * is an error unless --overlay-wins, and then it replaces the profile mount (and the plan shows it).
  */
-import type { PlanMount } from '../../workflows/types.js';
+import type { PlanMount } from '../model/index.js';
 import { PulseError } from '../errors.js';
 import { mountKey, pairText, type DockerPair } from './docker-args.js';
 

@@ -9,7 +9,7 @@ import { probeHost } from '../steps/inputs.js';
 import { readNodeStateSync } from '../state.js';
 import type { NodesConfig, NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
-import type { NodeLock, NodeState } from '../../workflows/types.js';
+import type { NodeLock, NodeState } from '../model/index.js';
 import { nodeLock } from '../steps/lock.js';
 import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';

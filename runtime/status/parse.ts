@@ -6,7 +6,7 @@ import { envBodySha256, parseEnvHeader } from '../render.js';
 import { parseModels } from '../steps/checks.js';
 import { kvCacheSummary } from '../steps/kv-cache.js';
 import type { PulseRecord } from '../node/types.js';
-import type { NodeState } from '../../workflows/types.js';
+import type { NodeState } from '../model/index.js';
 import type { ContainerStatus, EnvStatus, GpuProcess, HealthStatus, KvCacheStatus, MemoryStatus } from './types.js';
 
 /** At or above this vm.watermark_scale_factor (kernel default 10) status warns that the gate may be out of reach. */

@@ -3,7 +3,7 @@
  * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
  * saying why.
  */
-import type { NodeLock, NodeStateKind } from '../../workflows/types.js';
+import type { NodeLock, NodeStateKind } from '../model/index.js';
 
 export const STATUS_JSON_VERSION = 1;
 

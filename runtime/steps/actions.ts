@@ -1,6 +1,6 @@
 /** The steps that change a node: mkdir, stop, memory sample, write .env, start. Each is idempotent on the node. */
 import { PulseError } from '../errors.js';
-import type { MemorySample, PlanRecipe, StartResult, StopResult, UpPlan, WriteEnvResult } from '../../workflows/types.js';
+import type { MemorySample, PlanRecipe, StartResult, StopResult, UpPlan, WriteEnvResult } from '../model/index.js';
 import type { NodeSession } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { memoryInputs, mkdirInputs, recipeInputs, startInputs, writeEnvInputs } from './inputs.js';

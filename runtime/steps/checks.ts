@@ -1,5 +1,5 @@
 /** The read-only probes after the start: one readiness probe, and the verify of what actually runs. */
-import type { ReadinessProbe, UpPlan, VerifyResult } from '../../workflows/types.js';
+import type { ReadinessProbe, UpPlan, VerifyResult } from '../model/index.js';
 import { PulseError } from '../errors.js';
 import type { NodeSession } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';

@@ -2,7 +2,7 @@
  * The typed step functions the activities call, and `stepScripts(plan)`: the exact text each step sends to
  * `bash -s`, which `up --dry-run` prints.
  */
-import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, UpPlan } from '../model/index.js';
 import { scriptText } from '../node/script.js';
 import type { StepName } from '../node/types.js';
 import {

@@ -3,7 +3,7 @@
  * workflow sends. No input ever holds a secret (the plan has none; the node .env keeps them).
  */
 import { createHash } from 'node:crypto';
-import type { DownPlan, PlanRecipe, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, PlanRecipe, UpPlan } from '../model/index.js';
 
 /** Recipe location and container, shared by every step that touches the recipe. */
 export function recipeInputs(recipe: PlanRecipe): Record<string, string> {

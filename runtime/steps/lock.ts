@@ -3,7 +3,7 @@
  * (two Temporal servers, which never see each other's workflow-ID lock) cannot deploy one node at once. The lease
  * is judged by the node's clock only; the controller never compares its own time with the node's.
  */
-import type { NodeLock } from '../../workflows/types.js';
+import type { NodeLock } from '../model/index.js';
 import type { NodeSession, PulseRecord } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { bool, lastRecord, num, runStep, str } from './run.js';

@@ -1,6 +1,6 @@
 /** Step 1, read-only: the node's findings, the .env diff, and the same-identity decision. */
 import { createHash } from 'node:crypto';
-import type { ContainerInfo, EnvDiff, EnvIdentity, PreflightReport, UpPlan } from '../../workflows/types.js';
+import type { ContainerInfo, EnvDiff, EnvIdentity, PreflightReport, UpPlan } from '../model/index.js';
 import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { preflightInputs } from './inputs.js';

@@ -13,7 +13,7 @@ import { tlsFromEnv, uiLink } from '../../cli/temporal.js';
 import { explainHandshake, type Handshake, type TlsTarget } from '../../cli/temporal-tls-probe.js';
 import { readTlsEnv } from '../../cli/temporal-tls.js';
 import { startDevArgs } from '../../cli/embedded-server.js';
-import type { DeployResult, NodeState, WaitProgress } from '../../workflows/types.js';
+import type { DeployResult, NodeState, WaitProgress } from '../../runtime/model/index.js';
 
 function sink(isTTY: boolean) {
   const out = { text: '', isTTY, write: (s: string) => (out.text += s) };

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
 import type { PulseActivities, StateInput } from '../../activities/contract.js';
-import type { PreflightReport, UpPlan, WaitProgress } from '../../workflows/types.js';
+import type { PreflightReport, UpPlan, WaitProgress } from '../../runtime/model/index.js';
 
 export interface NodeScript {
   /** The identity runs already: up does steps 1, 7, 8, 9 only. */

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { DeployResult, UpPlan } from '../../workflows/types.js';
+import type { DeployResult, UpPlan } from '../../runtime/model/index.js';
 import { quietRuntime } from '../workflows/harness.js';
 import { exportHistory, historiesWithSecrets } from './histories.js';
 import { startRig } from './rig.js';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { PROGRESS_QUERY } from '../../workflows/definitions.js';
-import type { DeployProgress, DeployResult, NodeState } from '../../workflows/types.js';
+import type { DeployProgress, DeployResult, NodeState } from '../../runtime/model/index.js';
 import { quietRuntime } from '../workflows/harness.js';
 import { exported, exportHistory, historiesWithSecrets } from './histories.js';
 import { SECRETS, startRig } from './rig.js';

@@ -12,7 +12,7 @@ import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { createPulseWorker } from '../../worker/main.js';
 import type { PulseWorker } from '../../worker/main.js';
 import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
-import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { startDevServer } from '../helpers/dev-server.js';
 import type { DevServer } from '../helpers/dev-server.js';
 import { startSim } from '../sim/index.js';

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
-import type { UpPlan } from '../../workflows/types.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { freePortPair, killEmbeddedServerOnExit, ROOT, runCli } from '../helpers/cli.js';

@@ -11,7 +11,7 @@ import { startRig, SECRETS } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
 import { quietRuntime } from '../workflows/harness.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
-import type { DeployResult } from '../../workflows/types.js';
+import type { DeployResult } from '../../runtime/model/index.js';
 import { spawnWorker, waitForPolls } from '../multi-worker/workers.js';
 import type { WorkerProc } from '../multi-worker/workers.js';
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fragmentPath, readNodeStateSync } from '../../runtime/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
-import type { DeployResult } from '../../workflows/types.js';
+import type { DeployResult } from '../../runtime/model/index.js';
 import { startRig } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
 import { quietRuntime } from '../workflows/harness.js';

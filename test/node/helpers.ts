@@ -6,7 +6,7 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { buildUpPlan } from '../../runtime/plan.js';
 import type { NodeSession, RemoteResult } from '../../runtime/node/types.js';
-import type { UpPlan } from '../../workflows/types.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { startSim } from '../sim/index.js';
 import type { Sim } from '../sim/index.js';
 

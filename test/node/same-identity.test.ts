@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideSkip, diffEnv } from '../../runtime/steps/index.js';
 import { startedEpoch } from '../../runtime/steps/preflight.js';
-import type { PreflightReport, UpPlan } from '../../workflows/types.js';
+import type { PreflightReport, UpPlan } from '../../runtime/model/index.js';
 import { createHash } from 'node:crypto';
 
 const identity = { sha256: 'a'.repeat(64), profile: 'best', overlay: 'none' };

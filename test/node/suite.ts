@@ -11,7 +11,7 @@ import type { NodeSession } from '../../runtime/node/types.js';
 import {
   makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv,
 } from '../../runtime/steps/index.js';
-import type { UpPlan } from '../../workflows/types.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { recording, until } from './helpers.js';
 import type { Harness } from './helpers.js';
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
-import type { UpPlan } from '../../workflows/types.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { runCli } from '../helpers/cli.js';
 import { TEMPORAL_BIN } from '../helpers/dev-server.js';
 import { startStack, type Stack } from '../faults/stack.js';

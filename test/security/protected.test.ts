@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { writeFileSync } from 'node:fs';
 import { workflowIdFor } from '../../workflows/definitions.js';
-import type { DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startStack, type Stack } from '../faults/stack.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { buildFragment, disableReason, fragmentPath, operatorSteps, publishFragment } from '../../runtime/gateway.js';
 import { writeNodeState } from '../../runtime/state.js';
 import { isPulseError } from '../../runtime/errors.js';
-import type { NodeState } from '../../workflows/types.js';
+import type { NodeState } from '../../runtime/model/index.js';
 import { fleetEntry, nodeState, tempDir } from './fixtures.js';
 
 const rules: { name: string; reachable: boolean; state: NodeState['state'] | null; enabled: boolean; reason?: RegExp }[] = [

@@ -10,7 +10,7 @@ import { sha256OfLines } from '../../runtime/config/env-header.js';
 import { writeNodeState } from '../../runtime/state.js';
 import { startSim, PROFILE_IMAGE, MODEL_ID, RECIPE_NAME } from '../sim/index.js';
 import type { Sim, SimNode } from '../sim/index.js';
-import type { NodeState } from '../../workflows/types.js';
+import type { NodeState } from '../../runtime/model/index.js';
 import { nodeState, repoRoot } from './fixtures.js';
 
 /** The API key every simulated .env carries: asserted absent from every output. */

@@ -12,7 +12,7 @@ import { loadProfiles } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { ownDownPlan, ownStop, ownUpPlan, type WorkerFiles } from '../../runtime/plan-check.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
-import type { UpPlan } from '../../workflows/types.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { REPO_ROOT } from '../helpers/dev-server.js';
 
 const NOW = new Date('2026-09-23T10:15:00Z');

@@ -1,7 +1,7 @@
 /** Hand-made plans and a scripted fake of every activity, for the workflow tier (time-skipping server). */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { PulseActivities, StateInput, StartInput } from '../../activities/contract.js';
-import type { DownPlan, PreflightReport, UpPlan } from '../../workflows/types.js';
+import type { DownPlan, PreflightReport, UpPlan } from '../../runtime/model/index.js';
 
 export function upPlan(over: Partial<UpPlan> = {}): UpPlan {
   const recipe = { name: 'qwen38-flash', dir: '/srv/qwen38', start: 'start.sh', stop: 'stop.sh', container: 'vllm_qwen38' };

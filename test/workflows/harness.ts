@@ -8,7 +8,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { PulseActivities } from '../../activities/contract.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../worker/main.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
-import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { TEST_SERVER_BIN } from '../helpers/dev-server.js';
 
 let quiet = false;

@@ -4,7 +4,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { PulseActivities } from '../../activities/contract.js';
-import type { DeployResult, DownPlan, UpPlan } from '../../workflows/types.js';
+import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { downWorkflow as realDown, upWorkflow as realUp } from '../../workflows/index.js';
 
 const acts = proxyActivities<PulseActivities>({ startToCloseTimeout: '1m' });

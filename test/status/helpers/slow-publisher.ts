@@ -5,7 +5,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { publishFragment } from '../../../runtime/gateway.js';
-import type { FleetEntry } from '../../../workflows/types.js';
+import type { FleetEntry } from '../../../runtime/model/index.js';
 
 const [stateDir, fleetJson, insideFile, goFile] = process.argv.slice(2) as [string, string, string, string];
 const pause = new Int32Array(new SharedArrayBuffer(4));

@@ -4,7 +4,7 @@
  */
 import { publishFragment } from '../../../runtime/gateway.js';
 import { writeNodeState } from '../../../runtime/state.js';
-import type { FleetEntry } from '../../../workflows/types.js';
+import type { FleetEntry } from '../../../runtime/model/index.js';
 import { nodeState } from '../fixtures.js';
 
 const [stateDir, node, countText, fleetJson] = process.argv.slice(2);

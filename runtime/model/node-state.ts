@@ -1,0 +1,46 @@
+/** What pulse records about a node: its last deploy (nodes/<node>.json) and its deploy lock. */
+import type { EnvIdentity } from './plan.js';
+
+export type NodeStateKind = 'up' | 'down' | 'failed' | 'starting';
+
+/** nodes/<node>.json in $PULSE_STATE_DIR: the last up or down on the node. */
+export interface NodeState {
+  node: string;
+  state: NodeStateKind;
+  action: 'up' | 'down';
+  profile: string | null;
+  identity: EnvIdentity | null;
+  workflowId: string | null;
+  runId: string | null;
+  at: string;
+  /** Backup of the previous .env written by this up, if any. */
+  backupPath: string | null;
+  logPath: string | null;
+  /** Saved by verify, shown by status when Docker rotated the line away. */
+  kvCacheLine: string | null;
+  maxModelLen: number | null;
+  servedModelName: string | null;
+  overlayManifest: unknown;
+  /** Why the node is failed, one line. */
+  error: string | null;
+  /** The profile that ran before this up (for the rollback command). */
+  previousProfile: string | null;
+}
+
+/**
+ * The node's deploy lock of one recipe dir as lock.sh reports it (runtime/steps/lock.ts). `live`: held and its lease
+ * has not run out by the NODE's clock; times are ISO strings of the node's clock.
+ */
+export interface NodeLock {
+  state: 'held' | 'released';
+  live: boolean;
+  /** workflowId/runId of the deploy that holds (or last held) it. */
+  deployId: string;
+  /** The controller host whose worker took it. */
+  host: string;
+  action: string;
+  since: string | null;
+  leaseUntil: string | null;
+  /** Where the lock lives on the node. */
+  file: string;
+}

@@ -1,0 +1,110 @@
+/**
+ * The plan: the reviewable, JSON-safe input of upWorkflow/downWorkflow, exactly what `up --dry-run` prints.
+ * Nothing here may hold a secret: the plan is the workflow input and is stored in history forever.
+ */
+
+export interface PlanTarget {
+  name: string;
+  host: 'local' | 'ssh';
+  ssh?: string | undefined;
+}
+
+export interface PlanRecipe {
+  /** Recipe name in nodes.json, e.g. qwen38-flash. */
+  name: string;
+  dir: string;
+  /** start.sh path (absolute, or relative to dir). */
+  start: string;
+  stop: string;
+  /** The recipe's container name (TP1_CONTAINER_NAME of the recipe). */
+  container: string;
+}
+
+/** One `-v SRC:DST[:mode]` of the rendered EXTRA_DOCKER_ARGS (after overlay merge). */
+export interface PlanMount {
+  src: string;
+  dst: string;
+  mode: 'ro' | 'rw' | null;
+  from: 'profile' | 'overlay' | 'node';
+}
+
+export interface EnvIdentity {
+  /** sha256 hex of the assignment lines, as in the `# pulse-sha256:` header. */
+  sha256: string;
+  profile: string;
+  /** The `# pulse-overlay:` value: `none` or `DIR overlay-sha256=<hex>`. */
+  overlay: string;
+}
+
+/** The reviewable input of upWorkflow: exactly what `up --dry-run` prints. */
+export interface UpPlan {
+  action: 'up';
+  version: 1;
+  node: string;
+  target: PlanTarget;
+  profile: string;
+  protected: boolean;
+  /** --yes was given. The workflow itself refuses a protected node without it. */
+  confirmed: boolean;
+  /** --experimental was given (the worker refuses an experimental profile without it, as the CLI does). */
+  experimental: boolean;
+  recipe: PlanRecipe;
+  env: {
+    /** Full text of the rendered .env (header + assignments), no secrets (profiles cannot set them). */
+    text: string;
+    identity: EnvIdentity;
+    /** Absolute path of the recipe .env on the node. */
+    path: string;
+    /** The rendered key map (assignment values), for the preflight diff and the checks. */
+    values: Record<string, string>;
+  };
+  /** UTC stamp used for file names on the node (backup, log), e.g. 20260923T101500Z. */
+  stamp: string;
+  /** ISO time of the render (pulse-rendered). */
+  renderedAt: string;
+  mkdirs: string[];
+  mounts: PlanMount[];
+  /** Human lines: each overlay mount that replaced a profile mount (--overlay-wins). */
+  replacements: string[];
+  /** The overlay as read by the CLI: `args` and `manifestText` are its two files' exact texts, so the worker can check
+   * the pairs and the overlay-sha256 itself (older plans lack them, and the worker refuses those). */
+  overlay: { dir: string; sha256: string; manifest: unknown; args: string; manifestText: string } | null;
+  proofs: string[];
+  clientNotes: string[];
+  expect: {
+    servedModelName: string;
+    maxModelLen: number | null;
+    port: number;
+    bind: string;
+  };
+  /** memory gate in GiB (--min-mem-gib, node, or top-level) and its wait (memTimeoutS). */
+  memory: { gateGiB: number; timeoutS: number };
+  /** Readiness wait: --timeout-s, default READY_TIMEOUT_S + readyGraceS. */
+  readiness: { timeoutS: number };
+  restart: boolean;
+  /** Everything the gateway fragment needs about the fleet, so the publish step needs no nodes.json. */
+  fleet: FleetEntry[];
+  /** The command that goes back to the previous profile, computed at plan time from the node state. */
+  rollbackHint: string | null;
+}
+
+export interface DownPlan {
+  action: 'down';
+  version: 1;
+  node: string;
+  target: PlanTarget;
+  protected: boolean;
+  confirmed: boolean;
+  recipe: PlanRecipe;
+  stamp: string;
+  fleet: FleetEntry[];
+}
+
+export type Plan = UpPlan | DownPlan;
+
+export interface FleetEntry {
+  node: string;
+  gatewayUrl: string;
+  /** Whether the gateway host can reach this node's server (a loopback BIND on another host cannot). */
+  reachable: boolean;
+}

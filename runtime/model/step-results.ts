@@ -1,0 +1,105 @@
+/** Step results: what each activity returns (JSON-safe, secret-free; stored in history). */
+import type { NodeLock } from './node-state.js';
+import type { EnvIdentity } from './plan.js';
+
+/**
+ * The raw `@pulse` lines of a step's script run(s), so `up/down/watch --verbose` can show them from history (and
+ * the Temporal UI shows them in the activity result). The polling steps (memory, readiness) keep the last probe
+ * only; activities/raw.ts caps the rest (last lines kept). Absent when no script ran, and in older histories.
+ * Secret-free: the node scripts never print a secret in a record.
+ */
+export interface StepRaw {
+  raw?: string[];
+}
+
+/** Step 2 returns nothing but its records. */
+export type MkdirResult = StepRaw;
+
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface EnvDiff {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface ContainerInfo {
+  name: string;
+  running: boolean;
+  status: string;
+  image: string;
+  /** ISO time from docker inspect .State.StartedAt */
+  startedAt: string | null;
+}
+
+export interface PreflightReport extends StepRaw {
+  ok: boolean;
+  checks: CheckResult[];
+  /** Key map of the current node .env (read in an empty environment) against the render. */
+  diff: EnvDiff;
+  /** Identity parsed from the current .env header, null when absent or not rendered by pulse. */
+  currentIdentity: EnvIdentity | null;
+  /** The current body still matches its pulse-sha256 header. */
+  currentBodyMatches: boolean;
+  /** Epoch seconds of the .env's last change (ctime), null when the file is missing. */
+  envCtime: number | null;
+  container: ContainerInfo | null;
+  /** ctime (epoch s) of each bind-mounted file (and start.sh's CHAT_TEMPLATE, MTP_DRAFT_VOCAB). A mounted directory is
+   * left out: it changes live (vLLM writes its caches), and a running container sees those changes anyway. */
+  mountCtimes: { path: string; ctime: number }[];
+  openConnections: number;
+  otherVllmContainers: string[];
+  /** The same identity already runs and the container started after every relevant change: skip to 7. */
+  sameIdentityRunning: boolean;
+  /** Why a same-identity node still needs a restart (human line), or null. */
+  restartReason: string | null;
+}
+
+export interface StopResult extends StepRaw {
+  wasRunning: boolean;
+  containerGone: boolean;
+}
+
+/** What the lock step returns: the lock as this deploy now holds it. */
+export interface LockResult extends StepRaw {
+  lock: NodeLock | null;
+}
+
+export interface MemorySample extends StepRaw {
+  memAvailableGiB: number;
+  gateGiB: number;
+  watermarkScaleFactor: number | null;
+}
+
+export interface WriteEnvResult extends StepRaw {
+  written: boolean;
+  backupPath: string | null;
+  /** Count of carried secret lines (HF_TOKEN=/API_KEY=), never their values. */
+  carriedSecretLines: number;
+}
+
+export interface StartResult extends StepRaw {
+  /** False when this deploy had already started the server (retry or crash-resume). */
+  started: boolean;
+  logPath: string;
+}
+
+export interface ReadinessProbe extends StepRaw {
+  ready: boolean;
+  httpStatus: number | null;
+  detail: string;
+}
+
+export interface VerifyResult extends StepRaw {
+  ok: boolean;
+  servedModelName: string | null;
+  maxModelLen: number | null;
+  kvCacheLine: string | null;
+  proofs: { text: string; found: boolean }[];
+  problems: string[];
+  warnings: string[];
+}
