@@ -6,13 +6,17 @@
 import { Context } from '@temporalio/activity';
 import type { StepOptions } from '../runtime/steps/index.js';
 import { toFailure } from './errors.js';
-import type { LockKeeper } from './lock.js';
+
+/** What nodeStep needs of the node lock (lock.ts LockKeeper): run `fn` under it, aborted when the lock is lost. */
+export interface LockGuard {
+  around<T>(signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
 
 /**
- * Run `fn` with step options wired to the current activity; rethrow failures classified. With a LockKeeper the step
+ * Run `fn` with step options wired to the current activity; rethrow failures classified. With a LockGuard (a LockKeeper) the step
  * runs under the node lock: confirmed before `fn` touches the node, renewed while it runs, `fn` aborted when lost.
  */
-export async function nodeStep<T>(everyMs: number, fn: (opts: StepOptions) => Promise<T>, details?: () => unknown, keeper?: LockKeeper): Promise<T> {
+export async function nodeStep<T>(everyMs: number, fn: (opts: StepOptions) => Promise<T>, details?: () => unknown, keeper?: LockGuard): Promise<T> {
   const ctx = Context.current();
   const beat = (): void => ctx.heartbeat(details?.());
   const timer = setInterval(beat, everyMs);

@@ -1,6 +1,6 @@
 /** The exit code of a followed deploy: 0 only on success, 130 on a detach, else the code of its failure kind. */
 import { EXIT_CODES, type PulseErrorKind } from '../runtime/errors.js';
-import type { FollowOutcome } from './progress.js';
+import type { FollowOutcome } from './follow-outcome.js';
 
 /** ApplicationFailure type (workflows/failures.ts) → the CLI's exit code kind. */
 const KIND_OF_FAILURE: Record<string, PulseErrorKind> = {

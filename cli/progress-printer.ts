@@ -3,7 +3,7 @@
  * otherwise), notes, and the final result with the backup path and the rollback command on failure.
  */
 import type { DeployResult, WaitProgress } from '../runtime/model/index.js';
-import type { FollowOutcome } from './progress.js';
+import type { FollowOutcome } from './follow-outcome.js';
 
 interface Out {
   write(s: string): unknown;

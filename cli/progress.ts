@@ -7,6 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployResult, StepRaw, WaitProgress } from '../runtime/model/index.js';
+import type { FollowOutcome } from './follow-outcome.js';
 import type { ProgressPrinter } from './progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -30,11 +31,6 @@ export interface HistoryEventLike {
   workflowExecutionTimedOutEventAttributes?: object | null;
   workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string | null } | null;
 }
-
-/** How a followed deploy ended (or that the user detached). */
-export type FollowOutcome =
-  | { kind: 'closed'; status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out'; result: DeployResult | null; error: string | null; errorType: string | null }
-  | { kind: 'detached' };
 
 const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
 const tsMs = (t: Ts | null | undefined): number => (t ? num(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0);

@@ -11,9 +11,6 @@ import { PulseError } from './errors.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
 import type { NodeState, NodeStateKind } from './model/index.js';
 
-export type { NodeState, NodeStateKind } from './model/index.js';
-export { publishFragment, fragmentPath } from './gateway.js';
-
 const KINDS: readonly NodeStateKind[] = ['up', 'down', 'failed', 'starting'];
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 

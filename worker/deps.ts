@@ -8,7 +8,8 @@ import { PulseError } from '../runtime/errors.js';
 import { NodePool } from '../runtime/node/connect.js';
 import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
 import * as steps from '../runtime/steps/index.js';
-import { publishFragment, readNodeState, writeNodeState } from '../runtime/state.js';
+import { publishFragment } from '../runtime/gateway.js';
+import { readNodeState, writeNodeState } from '../runtime/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
 
 /**

@@ -3,7 +3,8 @@
  * process runs one when none polls). The caller prints; `whileOpen` runs after the run closed (or the user
  * detached) and before the in-process worker stops, so what it prints comes before the worker's shutdown wait.
  */
-import { followRun, type FollowOutcome } from '../progress.js';
+import type { FollowOutcome } from '../follow-outcome.js';
+import { followRun } from '../progress.js';
 import type { ProgressPrinter } from '../progress-printer.js';
 import type { PulseTemporal } from '../temporal.js';
 import type { DeployRef } from './deploys.js';

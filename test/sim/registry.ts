@@ -6,9 +6,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Sim } from './index.js';
 import { killNamespaces, mountTag } from './procs.js';
 import { pidAlive } from '../../runtime/pid.js';
+
+/** What the registry needs of a started sim (index.ts Sim). */
+interface Sim {
+  readonly dir: string;
+  readonly ownsDir: boolean;
+  readonly nodes: readonly { readonly namespaces: ReadonlySet<string> }[];
+  killSync(): void;
+  stop(): Promise<void>;
+}
 
 const live = new Set<Sim>();
 const REGISTRY = path.join(os.tmpdir(), 'pulse-sim-registry');

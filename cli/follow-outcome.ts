@@ -1,0 +1,6 @@
+/** How a followed deploy ended (or that the user detached): what cli/progress.ts learns and the printer and exit code read. */
+import type { DeployResult } from '../runtime/model/index.js';
+
+export type FollowOutcome =
+  | { kind: 'closed'; status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out'; result: DeployResult | null; error: string | null; errorType: string | null }
+  | { kind: 'detached' };
