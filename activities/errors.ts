@@ -4,26 +4,7 @@
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isPulseError } from '../runtime/errors.js';
-import type { PulseErrorKind } from '../runtime/errors.js';
-import { FAILURE } from '../workflows/failures.js';
-import type { FailureType } from '../workflows/failures.js';
-
-/** A script failure nobody explained is retried this many attempts in all (a flaky docker CLI), then given up. */
-export const SCRIPT_FAILURE_ATTEMPTS = 3;
-
-const BY_KIND: Record<PulseErrorKind, { type: FailureType; retry: boolean }> = {
-  usage: { type: FAILURE.config, retry: false },
-  config: { type: FAILURE.config, retry: false },
-  refused: { type: FAILURE.refused, retry: false },
-  precondition: { type: FAILURE.precondition, retry: false },
-  unreachable: { type: FAILURE.unreachable, retry: true },
-  'not-ready': { type: FAILURE.notReady, retry: true },
-  unauthorized: { type: FAILURE.unauthorized, retry: false },
-  timeout: { type: FAILURE.timeout, retry: false },
-  script: { type: FAILURE.script, retry: true },
-  temporal: { type: FAILURE.internal, retry: true },
-  internal: { type: FAILURE.internal, retry: true },
-};
+import { FAILURES, retryable } from '../runtime/failures.js';
 
 /** Socket and ssh2 failures: the node or the link is down, which a retry may fix. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -44,15 +25,13 @@ function networkError(err: unknown): boolean {
 }
 
 /** The stable failure type and retry decision of an error thrown by a step, at this attempt (1-based). */
-export function classify(err: unknown, attempt: number): { type: FailureType; retry: boolean; message: string; hint?: string } {
+export function classify(err: unknown, attempt: number): { type: string; retry: boolean; message: string; hint?: string } {
   const message = redactSecrets(err instanceof Error ? err.message : String(err));
   if (isPulseError(err)) {
-    const c = BY_KIND[err.kind];
-    const retry = c.type === FAILURE.script ? attempt < SCRIPT_FAILURE_ATTEMPTS : c.retry;
-    return { ...c, retry, message, ...(err.hint ? { hint: err.hint } : {}) };
+    return { type: FAILURES[err.kind].type, retry: retryable(err.kind, attempt), message, ...(err.hint ? { hint: err.hint } : {}) };
   }
-  if (networkError(err)) return { type: FAILURE.unreachable, retry: true, message };
-  return { type: FAILURE.internal, retry: true, message };
+  if (networkError(err)) return { type: FAILURES.unreachable.type, retry: true, message };
+  return { type: FAILURES.internal.type, retry: true, message };
 }
 
 /**

@@ -19,7 +19,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { StepOptions } from '../runtime/steps/index.js';
-import { FAILURE } from '../workflows/failures.js';
+import { FAILURES } from '../runtime/failures.js';
 import type { WaitProgress } from '../runtime/model/index.js';
 import { classify, toFailure } from './errors.js';
 
@@ -91,7 +91,7 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
     if (answer.done) return answer.value as T;
     if (cp.elapsedMs >= spec.timeoutS * 1000) {
       throw ApplicationFailure.create({
-        type: FAILURE.timeout,
+        type: FAILURES.timeout.type,
         nonRetryable: true,
         message: `${spec.step} not reached within ${spec.timeoutS} s (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
         details: [{ ...cp }],
@@ -110,7 +110,7 @@ async function guardOnce(guard: (signal: AbortSignal) => Promise<void>, ctx: Con
   } catch (err) {
     const c = classify(err, 1);
     // A dropped link is a "not yet" here too: the next probe's guard tries again, and only a lost lock ends the wait.
-    if (ctx.cancellationSignal.aborted || c.type === FAILURE.refused || !c.retry) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
+    if (ctx.cancellationSignal.aborted || c.type === FAILURES.refused.type || !c.retry) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
   }
 }
 
@@ -119,7 +119,7 @@ async function probeOnce<T>(spec: WaitSpec<T>, ctx: Context): Promise<ProbeAnswe
     return await spec.probe({ signal: ctx.cancellationSignal });
   } catch (err) {
     const c = classify(err, 1);
-    if (ctx.cancellationSignal.aborted || !c.retry || c.type === FAILURE.script) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
+    if (ctx.cancellationSignal.aborted || !c.retry || c.type === FAILURES.script.type) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);
     return { done: false, answer: c.message, value: undefined };
   }
 }

@@ -1,6 +1,7 @@
 /** The one error boundary of the CLI: commands throw, main prints one short line (and the cause chain with --verbose). */
 import { CommanderError } from 'commander';
-import { EXIT_CODES, isPulseError } from '../runtime/errors.js';
+import { isPulseError } from '../runtime/errors.js';
+import { FAILURES } from '../runtime/failures.js';
 
 function causeChain(err: unknown): string[] {
   const lines: string[] = [];
@@ -29,17 +30,17 @@ export function report(err: unknown, verbose: boolean): number {
   if (err instanceof CommanderError) {
     // commander already printed its message (help, version, or a usage error).
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return 0;
-    return EXIT_CODES.usage;
+    return FAILURES.usage.exit;
   }
   if (isPulseError(err)) {
     process.stderr.write(`pulse: ${err.message}\n`);
     if (err.hint) process.stderr.write(`  ${err.hint}\n`);
     if (verbose) for (const line of causeChain(err)) process.stderr.write(`  caused by: ${line}\n`);
-    return EXIT_CODES[err.kind];
+    return FAILURES[err.kind].exit;
   }
   const msg = err instanceof Error ? err.message : String(err);
   process.stderr.write(`pulse: internal error: ${msg}\n`);
   if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   else process.stderr.write('  run again with --verbose for the stack trace\n');
-  return EXIT_CODES.internal;
+  return FAILURES.internal.exit;
 }

@@ -14,7 +14,7 @@
 import { ActivityCancellationType, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
 import { stateTaskQueue } from './definitions.js';
-import { NON_RETRYABLE_FAILURES } from './failures.js';
+import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
 
 /** A dead worker is noticed within this time (activities heartbeat every ~5 s while a node script runs). */
 export const HEARTBEAT_TIMEOUT_S = 30;

@@ -3,26 +3,26 @@
  * DeployResult travels in the failure's details so the CLI and the UI show the backup path and rollback command.
  */
 import { ApplicationFailure, TemporalFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
-import { DEPLOY_CANCELLED, DEPLOY_FAILED } from './failures.js';
+import { DEPLOY_CANCELLED, DEPLOY_FAILED, FAILURES } from '../runtime/failures.js';
 import type { DeployResult } from '../runtime/model/index.js';
 
 export interface FirstError {
   message: string;
-  /** The classified ApplicationFailure type (activities/errors.ts), 'Timeout' for a Temporal timeout, or 'Cancelled'. */
+  /** The classified ApplicationFailure type (runtime/failures.ts), Timeout for a Temporal timeout, or Cancelled. */
   type: string;
 }
 
 /** The innermost meaningful failure of an activity/workflow error chain. */
 export function describeError(err: unknown): FirstError {
-  if (isCancellation(err)) return { message: 'deploy cancelled by request', type: 'Cancelled' };
+  if (isCancellation(err)) return { message: 'deploy cancelled by request', type: FAILURES.cancelled.type };
   let e: unknown = err;
   while (e instanceof TemporalFailure) {
     if (e instanceof ApplicationFailure) return { message: e.message, type: e.type ?? 'Error' };
-    if (e instanceof TimeoutFailure) return { message: `step timed out (${String(e.timeoutType)})`, type: 'Timeout' };
+    if (e instanceof TimeoutFailure) return { message: `step timed out (${String(e.timeoutType)})`, type: FAILURES.timeout.type };
     if (!e.cause) break;
     e = e.cause;
   }
-  return { message: e instanceof Error ? e.message : String(e), type: 'InternalError' };
+  return { message: e instanceof Error ? e.message : String(e), type: FAILURES.internal.type };
 }
 
 /** The failure the workflow ends with: red in the UI, message = first error, details[0] = DeployResult. */

@@ -4,7 +4,7 @@
  * cancel request cannot interrupt it, and its own failure never hides the deploy's first error.
  */
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
-import { FAILURE } from './failures.js';
+import { FAILURES } from '../runtime/failures.js';
 import { deployFailure, describeError } from './result.js';
 import type { LockInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
@@ -14,7 +14,7 @@ import type { DeployResult, LockResult } from '../runtime/model/index.js';
 export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down'): void {
   if (isProtected && !confirmed) {
     throw ApplicationFailure.create({
-      type: FAILURE.refused,
+      type: FAILURES.refused.type,
       message: `${node} is protected: ${action} needs --yes`,
       nonRetryable: true,
     });
@@ -83,7 +83,7 @@ export async function takeLock(t: StepTracker, acquire: () => Promise<LockResult
   try {
     await t.run('lock', 'node lock', acquire, (l) => (l.lock ? `held since ${l.lock.since ?? '?'}, lease until ${l.lock.leaseUntil ?? '?'}` : undefined));
   } catch (e) {
-    if (describeError(e).type === FAILURE.refused) notHeld();
+    if (describeError(e).type === FAILURES.refused.type) notHeld();
     throw e;
   }
 }

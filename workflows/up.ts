@@ -10,7 +10,7 @@
 import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LockUse, PulseActivities, StateInput } from '../activities/contract.js';
 import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
-import { FAILURE } from './failures.js';
+import { FAILURES } from '../runtime/failures.js';
 import { memoryWait, publish, quickStep, readinessWait, stopStep } from './options.js';
 import { rollbackCommand } from './result.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
@@ -95,7 +95,7 @@ async function runSteps(run: UpRun): Promise<void> {
   run.pre = await t.run('preflight', 'step 1/9 preflight', () => acts.preflight(plan, ...run.lock), (r) => r.restartReason ?? undefined);
   if (!run.pre.ok) {
     const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
-    throw ApplicationFailure.create({ type: FAILURE.precondition, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({ type: FAILURES.precondition.type, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
   }
   if (run.pre.sameIdentityRunning && !plan.restart) {
     run.result.mode = 'same-identity';
@@ -123,7 +123,7 @@ async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   await t.run('readiness', 'step 7/9 readiness', () => acts.readiness(plan, ...run.lock), (p) => p.detail);
   const v = await t.run('verify', 'step 8/9 verify', () => acts.verify({ plan, logPath }, ...run.lock), (r) => r.kvCacheLine ?? undefined);
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
-  if (!v.ok) throw ApplicationFailure.create({ type: FAILURE.verify, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
+  if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
   const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };
   const pub = await t.run('publish', 'step 9/9 publish state', () => acts.publish(input));
   result.warnings.push(...pub.warnings);

@@ -7,7 +7,7 @@ import { loadInputs, profileOf } from '../../runtime/config/index.js';
 import { buildUpPlan, checkRefusals } from '../../runtime/plan.js';
 import { stepScripts } from '../../runtime/steps/index.js';
 import type { PreflightReport, UpPlan } from '../../runtime/model/index.js';
-import { EXIT_CODES } from '../../runtime/errors.js';
+import { FAILURES } from '../../runtime/failures.js';
 import type { UpOptions } from '../options.js';
 import { clientNotesText, planText, preflightText, publishText, stepsText } from '../render-text.js';
 
@@ -51,7 +51,7 @@ async function preflight(plan: UpPlan): Promise<PreflightReport> {
 export async function run(opts: UpOptions): Promise<number> {
   const { plan, runnable } = dryRunPlan(opts);
   const report = opts.preflight ? await preflight(plan) : null;
-  const code = report && !report.ok ? EXIT_CODES.precondition : 0;
+  const code = report && !report.ok ? FAILURES.precondition.exit : 0;
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(report ? { plan, preflight: report } : plan, null, 2)}\n`);
     return code;

@@ -5,7 +5,7 @@
  * before any connection is made.
  */
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
-import { EXIT_CODES } from '../../runtime/errors.js';
+import { FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { targetOf } from '../../runtime/status/collect.js';
 import { checkSmokeAllowed, runSmoke, type SmokeResult } from '../../runtime/status/smoke.js';
@@ -35,7 +35,7 @@ export async function run(opts: SmokeOptions): Promise<number> {
   try {
     const result = await runSmoke(session, opts.node, node);
     process.stdout.write(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${report(result)}\n`);
-    return result.ok ? 0 : EXIT_CODES.script;
+    return result.ok ? 0 : FAILURES.script.exit;
   } finally {
     await session.close().catch(() => undefined);
   }

@@ -5,7 +5,8 @@
  * answered.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { EXIT_CODES, PulseError } from '../../runtime/errors.js';
+import { PulseError } from '../../runtime/errors.js';
+import { FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { defaultStateDir } from '../../runtime/state.js';
 import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
@@ -97,7 +98,7 @@ export async function run(opts: StatusOptions): Promise<number> {
   for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
   if (deploys.note) report.notes.push(deploys.note);
   print(report, opts.json);
-  return report.allAnswered ? 0 : EXIT_CODES.unreachable;
+  return report.allAnswered ? 0 : FAILURES.unreachable.exit;
 }
 
 /** $PULSE_STATUS_TIMEOUT_S: how long status waits for one node (default 45 s). */

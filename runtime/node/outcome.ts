@@ -10,8 +10,8 @@ import type { PulseRecord, RemoteResult } from './types.js';
 const MEANING: Record<number, { kind: PulseErrorKind; text: string }> = {
   [SCRIPT_EXIT.refused]: { kind: 'refused', text: 'refused by a safety rule on the node' },
   [SCRIPT_EXIT.precondition]: { kind: 'precondition', text: 'precondition failed' },
-  // A temporary failure is retryable, and 'unreachable' is the retryable kind the activity edge knows.
-  [SCRIPT_EXIT.temporary]: { kind: 'unreachable', text: 'temporary failure on the node' },
+  // Retryable like unreachable, but the node answered: its own kind, so it never reads as "unreachable".
+  [SCRIPT_EXIT.temporary]: { kind: 'temporary', text: 'temporary failure on the node' },
   [SCRIPT_EXIT.notReady]: { kind: 'not-ready', text: 'not ready yet' },
   [SCRIPT_EXIT.unauthorized]: { kind: 'unauthorized', text: 'the server wants an API key that the node .env does not give' },
 };

@@ -57,7 +57,7 @@ test('a failed result shows the error, warnings, the backup path and the rollbac
 
 test('exit code: 0 only on success; failure types map to the CLI exit codes; detach is 130', () => {
   const base = { ok: false, node: 'n', action: 'up', profile: null, mode: 'full', state: 'failed', backupPath: null, rollbackCommand: null, error: 'x', warnings: [], clientNotes: [], steps: [] } as DeployResult;
-  const cases: [Partial<DeployResult>, number][] = [[{ ok: true }, 0], [{ errorType: 'Timeout' }, 8], [{ errorType: 'Refused' }, 4], [{ errorType: 'Cancelled' }, 1], [{}, 1]];
+  const cases: [Partial<DeployResult>, number][] = [[{ ok: true }, 0], [{ errorType: 'Timeout' }, 8], [{ errorType: 'Refused' }, 4], [{ errorType: 'Cancelled' }, 13], [{ errorType: 'TemporaryFailure' }, 12], [{}, 1]];
   for (const [patch, code] of cases) {
     assert.equal(exitCodeOf({ kind: 'closed', status: 'failed', result: { ...base, ...patch }, error: null, errorType: null }), code, JSON.stringify(patch));
   }

@@ -22,6 +22,7 @@ describe('activities/errors.ts: one classification', () => {
     ['config', 'ConfigError', false], ['usage', 'ConfigError', false], ['refused', 'Refused', false],
     ['precondition', 'PreconditionFailed', false], ['unreachable', 'Unreachable', true], ['not-ready', 'NotReady', true],
     ['timeout', 'Timeout', false], ['script', 'ScriptFailed', true], ['internal', 'InternalError', true],
+    ['temporary', 'TemporaryFailure', true], ['unauthorized', 'Unauthorized', false],
   ];
   for (const [kind, type, retry] of table) {
     it(`${kind} → ${type}, ${retry ? 'retryable' : 'non-retryable'}`, () => {

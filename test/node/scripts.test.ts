@@ -73,7 +73,7 @@ test('write-env on a full disk fails with exit 11 and leaves the old .env and no
 test('exit codes map to PulseError kinds with node, step, meaning and stderr tail', () => {
   const base: RemoteResult = { node: 'spark2', step: 'stop', exitCode: 0, signal: null, records: [], stderrTail: '', rawRecords: [], durationMs: 1 };
   assert.equal(failureOf(base), null);
-  const kinds = [[10, 'refused'], [11, 'precondition'], [12, 'unreachable'], [13, 'not-ready'], [1, 'script'], [127, 'script']] as const;
+  const kinds = [[10, 'refused'], [11, 'precondition'], [12, 'temporary'], [13, 'not-ready'], [1, 'script'], [127, 'script']] as const;
   for (const [code, kind] of kinds) assert.equal(failureOf({ ...base, exitCode: code })?.kind, kind, String(code));
   const e = failureOf({ ...base, exitCode: 1, stderrTail: 'a\nb\nstop.sh: boom\n', records: [{ kind: 'error', message: 'stop.sh exited 1' }] });
   assert.equal(e?.message, 'spark2: step stop: exit 1 (script failed): stop.sh exited 1: stderr: a | b | stop.sh: boom');

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DEPLOY_CANCELLED, DEPLOY_FAILED } from '../../workflows/failures.js';
+import { DEPLOY_CANCELLED, DEPLOY_FAILED } from '../../runtime/failures.js';
 import type { DeployProgress } from '../../runtime/model/index.js';
 import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, preflight, upPlan } from './fixtures.js';
 import { runWorkflow, timeSkippingEnv } from './harness.js';
