@@ -18,6 +18,7 @@
 #   pulse_lock_key DIR                          the name of DIR's deploy lock (lock.sh): 24 hex of sha256(DIR).
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
+#   pulse_exit_words CODE [OOM]                 what a container exit code means, in words (OOM: State.OOMKilled).
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
 # 13 not ready, 14 unauthorized (the server wants a key the node .env does not give). Anything else is a script
 # failure.
@@ -238,6 +239,25 @@ pulse_curl_auth() {
   else
     curl "$@" </dev/null
   fi
+}
+
+# A container's exit code as docker records it (moby daemon/monitor.go: the process's status, 128 + N when signal N
+# ended it) and what it means for a vLLM server: vLLM ends with 130 when SIGTERM comes while it still loads (its
+# handler raises KeyboardInterrupt), with 0 after a drain; 137 is SIGKILL (docker stop's timeout ran out, docker
+# kill, docker rm -f, or the kernel's OOM killer when OOM is true).
+pulse_exit_words() {
+  local code=$1 oom=${2:-false}
+  case $code in
+    0) printf 'exit 0: it ended by itself or after a clean shutdown' ;;
+    130) printf 'exit 130: ended by SIGINT; vLLM exits so when SIGTERM comes while it still loads the model' ;;
+    137)
+      if [[ $oom == true ]]; then printf 'exit 137: killed by the kernel OOM killer (State.OOMKilled)'
+      else printf 'exit 137: killed by SIGKILL (docker stop timed out and killed it, docker kill, or docker rm -f)'; fi ;;
+    143) printf 'exit 143: ended by SIGTERM without a handler' ;;
+    *)
+      if [[ $code =~ ^[0-9]+$ ]] && ((code > 128 && code < 160)); then printf 'exit %s: ended by signal %s' "$code" $((code - 128))
+      else printf 'exit %s: the server failed (see docker logs)' "$code"; fi ;;
+  esac
 }
 
 # pulse_redact_output: from here on, stdout and stderr leave the node through pulse_redact, with the secrets of

@@ -7,7 +7,9 @@
 #   PULSE_HTTP         1: GET /v1/models on the primary recipe's server; 0: no HTTP request at all
 # Every command that could read stdin gets </dev/null: bash -s reads the rest of this script from stdin.
 # Records:
-#   container  recipe name exists running status startedAt image      (one per recipe)
+#   container  recipe name exists running status startedAt image      (one per recipe; of an existing one also
+#              exitCode restartCount finishedAt oomKilled exitMeaning    the last exit, in words (pulse_exit_words),
+#              logConfig error                                           HostConfig.LogConfig and State.Error as JSON)
 #   env        recipe path exists text_b64                              (the .env with secret lines replaced)
 #   primary    recipe                                                    (the recipe status reports on)
 #   kv-cache   recipe line concurrency                                   (the last KV cache size and concurrency lines)
@@ -38,15 +40,24 @@ status_env_text() {
     { print }' "$1" | head -c 262144 | base64 | tr -d '\n'
 }
 
+# One inspect call per container (each docker call costs time on a busy node); State.Error and the log config go as
+# JSON, so no tab or newline in them can shift a field. `docker container inspect` never matches an image or volume.
 status_container() {
-  local name=$1 recipe=$2 info state running started image
-  if ! info=$(docker container inspect --format '{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}' "$name" </dev/null 2>/dev/null); then
+  local name=$1 recipe=$2 info state running started image code restarts finished oom logcfg err meaning=
+  local fmt='{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}{{"\t"}}{{.State.ExitCode}}'
+  fmt+='{{"\t"}}{{.RestartCount}}{{"\t"}}{{.State.FinishedAt}}{{"\t"}}{{.State.OOMKilled}}{{"\t"}}{{json .HostConfig.LogConfig}}{{"\t"}}{{json .State.Error}}'
+  if ! info=$(docker container inspect --format "$fmt" "$name" </dev/null 2>/dev/null); then
     pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=absent startedAt:=null image:=null
     return 1
   fi
-  IFS=$'\t' read -r state running started image <<<"$info"
+  IFS=$'\t' read -r state running started image code restarts finished oom logcfg err <<<"$info"
   [[ $running == true ]] || running=false
-  pulse_record container recipe="$recipe" name="$name" exists:=true running:="$running" status="$state" startedAt="$started" image="$image"
+  [[ $code =~ ^[0-9]+$ ]] || code=null
+  [[ $restarts =~ ^[0-9]+$ ]] || restarts=null
+  # The last exit is news only when the container is not running now, or runs again after a restart.
+  if [[ $code != null && ($running != true || $state == restarting || $restarts != 0) && $started != 0001-* ]]; then meaning=$(pulse_exit_words "$code" "$oom"); fi
+  pulse_record container recipe="$recipe" name="$name" exists:=true running:="$running" status="$state" startedAt="$started" image="$image" \
+    exitCode:="$code" restartCount:="$restarts" finishedAt="$finished" oomKilled:="${oom:-false}" exitMeaning="$meaning" logConfig="$logcfg" error="$err"
   [[ $running == true ]] && return 0
   return 2
 }
@@ -79,7 +90,8 @@ IFS=$'\t' read -r primary primary_dir primary_container primary_rc <<<"$primary"
 pulse_record primary recipe="$primary"
 
 if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
-  # Docker rotates the log at 50 MB x 3; when the line is gone the controller shows the value `up` saved.
+  # Docker rotates the log only as its log config says (status shows it); when the line is gone the controller
+  # shows the value `up` saved. A driver that cannot be read (none) makes docker logs fail: no line then.
   # One line in current vLLM, a size and a concurrency line in older releases (the controller joins them).
   # The log is read as a stream (one awk pass keeps the last of each, cut to 1000 bytes), never copied: it can be GBs.
   kvs=$(docker logs "$primary_container" </dev/null 2>&1 | "$_PULSE_AWK" '

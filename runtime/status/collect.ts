@@ -95,7 +95,13 @@ export function applyRecords(s: NodeStatus, result: RemoteResult, gateGiB: numbe
   if (s.env?.drift) s.warnings.push(`${s.env.path} was edited after pulse rendered it (body does not match pulse-sha256)`);
   if (s.env?.exists && !s.env.renderedByPulse) s.warnings.push(`${s.env.path} has no pulse header (not rendered by pulse)`);
   if (s.memory?.warning) s.warnings.push(s.memory.warning);
-  if (s.kvCache.source === 'state') s.warnings.push('the KV cache line is gone from the container log (rotated); showing the value up saved');
+  if (s.kvCache.source === 'state') {
+    const why = s.container?.logs ? `log config ${s.container.logs.summary}` : 'rotated';
+    s.warnings.push(`the KV cache line is gone from the container log (${why}); showing the value up saved`);
+  }
+  const c = s.container;
+  if (c?.exists && c.state === 'restarting') s.warnings.push(`${c.name} is restarting: its restart policy restarted it ${c.restartCount ?? '?'} time(s), last ${c.exitMeaning ?? `exit ${c.exitCode ?? '?'}`}`);
+  if (c?.exists && c.state === 'dead') s.warnings.push(`${c.name} is dead: docker failed to remove it${c.error ? ` (${c.error})` : ''}; docker rm -f ${c.name} retries`);
   const docker = lastOf(recs, 'docker');
   if (docker) s.warnings.push(String(docker['detail']));
 }

@@ -7,6 +7,7 @@ import { parseModels } from '../steps/checks.js';
 import { kvCacheSummary } from '../steps/kv-cache.js';
 import type { PulseRecord } from '../node/types.js';
 import type { NodeState } from '../model/index.js';
+import { logConfigOf } from './log-config.js';
 import type { ContainerStatus, EnvStatus, GpuProcess, HealthStatus, KvCacheStatus, MemoryStatus } from './types.js';
 
 /** At or above this vm.watermark_scale_factor (kernel default 10) status warns that the gate may be out of reach. */
@@ -35,7 +36,24 @@ export function containerOf(r: PulseRecord): ContainerStatus {
     state: str(r, 'status') ?? 'unknown',
     startedAt: str(r, 'startedAt'),
     image: str(r, 'image'),
+    exitCode: num(r, 'exitCode'),
+    exitMeaning: str(r, 'exitMeaning') || null,
+    restartCount: num(r, 'restartCount'),
+    finishedAt: str(r, 'finishedAt'),
+    oomKilled: r['oomKilled'] === true,
+    error: jsonStr(str(r, 'error')),
+    logs: logConfigOf(str(r, 'logConfig')),
   };
+}
+
+/** A JSON string literal from the node (`{{json .State.Error}}`); null when empty or not one. */
+function jsonStr(text: string | null): string | null {
+  try {
+    const v = JSON.parse(text ?? '') as unknown;
+    return typeof v === 'string' && v !== '' ? v : null;
+  } catch {
+    return null;
+  }
 }
 
 /** An `env` record: the header identity and drift, computed from the text with secret lines already removed. */

@@ -2,7 +2,7 @@
  * The human form of a StatusReport: a one-row-per-node summary, then one block per node. Every line fits
  * WIDTH columns (long values are cut with …); colour only when asked (a TTY without NO_COLOR).
  */
-import type { NodeStatus, StatusReport } from './types.js';
+import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
 
 export const WIDTH = 100;
 
@@ -68,7 +68,8 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const out: [string, string][] = [];
   if (!s.answered) out.push(['error', s.error ?? 'no answer']);
   const c = s.container;
-  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt.replace(/\.\d+Z$/, 'Z')} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}` : `${c.name}: no such container`]);
+  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt.replace(/\.\d+Z$/, 'Z')} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}${containerExtra(c)}` : `${c.name}: no such container`]);
+  if (c?.logs) out.push(['logs', c.logs.summary]);
   const e = s.env;
   if (e) {
     const id = e.renderedByPulse ? `${e.profile} on ${e.node}, recipe ${e.recipe}, overlay ${e.overlay}, rendered ${e.rendered}` : e.exists ? 'no pulse header' : 'missing';
@@ -92,6 +93,12 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   if (g) out.push(['gpu probe', g.ran ? `exit ${g.exitCode}: ${(g.output ?? '').trim().split('\n').slice(-1)[0] ?? ''}` : `skipped: ${g.skipped}`]);
   for (const w of s.warnings) out.push(['warning', w]);
   return out;
+}
+
+/** The last exit and the restarts of a container that is not simply running, as docker's fields say. */
+function containerExtra(c: ContainerStatus): string {
+  const parts = [c.exitMeaning, c.restartCount ? `restarted ${c.restartCount} time(s) by its restart policy` : null].filter((p) => p);
+  return parts.length ? `; ${parts.join('; ')}` : '';
 }
 
 /** Who holds the node's deploy lock, in one line (the same holder fields a refused deploy names). */

@@ -4,6 +4,9 @@
  * saying why.
  */
 import type { NodeLock, NodeStateKind } from '../model/index.js';
+import type { LogConfigStatus } from './log-config.js';
+
+export type { LogConfigStatus } from './log-config.js';
 
 export const STATUS_JSON_VERSION = 1;
 
@@ -11,10 +14,22 @@ export interface ContainerStatus {
   name: string;
   exists: boolean;
   running: boolean;
-  /** docker's State.Status (running, exited, created, ...) or `absent`. */
+  /** docker's State.Status as docker names it: created, running, paused, restarting, removing, exited, dead; or `absent`. */
   state: string;
   startedAt: string | null;
   image: string | null;
+  /** State.ExitCode: the last exit (0 while it never exited); null when absent. */
+  exitCode: number | null;
+  /** What the last exit means, in words; null when it runs and never exited (or is absent). */
+  exitMeaning: string | null;
+  /** RestartCount: restarts done by the restart policy. */
+  restartCount: number | null;
+  finishedAt: string | null;
+  oomKilled: boolean;
+  /** State.Error (e.g. why a removal failed and left it dead), or null. */
+  error: string | null;
+  /** HostConfig.LogConfig as the daemon merged it, and what it means; null when absent or unreadable. */
+  logs: LogConfigStatus | null;
 }
 
 export interface EnvStatus {

@@ -102,6 +102,8 @@ export function logs(dockerDir: string, args: string[]): number {
   if (args.length !== 1) throw new DockerExit('"docker logs" requires exactly 1 argument.', 1);
   const rec = findRecord(dockerDir, args[0]!);
   if (!rec) throw noSuch(args[0]!);
+  // A driver that keeps nothing to read (moby daemon/logger: ErrReadLogsNotSupported).
+  if (rec.HostConfig.LogConfig.Type === 'none') throw new DockerExit('Error response from daemon: configured logging driver does not support reading', 1);
   let lines = readLog(rec);
   if (tail !== undefined && tail !== 'all') lines = Number(tail) <= 0 ? [] : lines.slice(-Number(tail));
   for (const l of lines) (l.stream === 'stderr' ? process.stderr : process.stdout).write(`${timestamps ? `${l.time} ` : ''}${l.log}`);

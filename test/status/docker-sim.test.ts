@@ -1,0 +1,143 @@
+/**
+ * status through the CLI against the simulated docker (docs/SIMULATOR.md "Fidelity", Docker table): an image and a
+ * volume named like the container are not the container; every state shows as docker names it, with the last exit
+ * in words and the restart count; the log config is the container's real one (daemon log-opts merged with
+ * --log-opt), not an assumed 50 MB × 3.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { NodeStatus, StatusReport } from '../../runtime/status/types.js';
+import { PROFILE_IMAGE } from '../sim/index.js';
+import type { SimNode } from '../sim/index.js';
+import { SECRET_KEY, runCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import type { StatusSim } from './sim-helpers.js';
+
+let s: StatusSim;
+let n: SimNode;
+const outputs: string[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function status(): Promise<{ json: NodeStatus; text: string }> {
+  const j = await runCli(s, ['model', 'status', '--node', 'spark2', '--json']);
+  const t = await runCli(s, ['model', 'status', '--node', 'spark2']);
+  outputs.push(j.stdout, j.stderr, t.stdout, t.stderr);
+  assert.equal(j.code, 0, j.stderr);
+  return { json: (JSON.parse(j.stdout) as StatusReport).nodes[0]!, text: t.stdout };
+}
+
+/** A plain container under the recipe's name (`extra` docker run flags, `cmd` its command). */
+function run(extra = '', cmd = 'sleep 300'): void {
+  n.exec(`docker rm -f ${n.containerName} >/dev/null 2>&1; docker run -d --name ${n.containerName} ${extra} ${PROFILE_IMAGE} ${cmd} >/dev/null`);
+}
+
+async function until(what: string, fn: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !fn(); i++) await sleep(25);
+  assert.ok(fn(), what);
+}
+const inspect = (fmt: string) => n.exec(`docker container inspect --format '${fmt}' ${n.containerName} 2>/dev/null || true`).trim();
+
+describe('status on each docker state and log config of the simulator', () => {
+  before(async () => {
+    s = await startStatusSim(2);
+    n = s.sim.node('spark2');
+    writePulseEnv(n);
+  });
+  after(async () => {
+    for (const o of outputs) assert.ok(!o.includes(SECRET_KEY), 'the API key never reaches any output');
+    await s?.stop();
+  });
+
+  test('an image vllm-qwen38:latest and a volume vllm-qwen38 are not the container: absent', async () => {
+    n.addImage(`${n.containerName}:latest`);
+    n.addVolume(n.containerName);
+    assert.match(n.exec(`docker inspect --format '{{.Id}}' ${n.containerName}:latest; docker inspect ${n.containerName} >/dev/null && echo found`), /found/, 'docker inspect NAME finds the image');
+    const r = await status();
+    assert.equal(r.json.container?.exists, false);
+    assert.equal(r.json.container?.state, 'absent');
+    assert.equal(r.json.container?.image, null);
+    assert.match(r.text, new RegExp(`container +${n.containerName}: no such container`));
+  });
+
+  test('a serving container: running, no exit to report; the default log config never rotates', async () => {
+    startServer(n);
+    const r = await status();
+    assert.equal(r.json.container?.state, 'running');
+    assert.equal(r.json.container?.exitMeaning, null);
+    assert.equal(r.json.container?.restartCount, 0);
+    assert.deepEqual(r.json.container?.logs, {
+      driver: 'json-file', maxSize: null, maxFile: null, rotates: false, readable: true,
+      summary: 'json-file without max-size: never rotated, the log grows without bound',
+    });
+    assert.match(r.text, /^ *logs +json-file without max-size: never rotated, the log grows without bound$/m);
+  });
+
+  test('paused: the state docker names, and still "running" to docker', async () => {
+    n.docker('pause', n.containerName);
+    const r = await status();
+    n.docker('unpause', n.containerName);
+    assert.equal(r.json.container?.state, 'paused');
+    assert.equal(r.json.container?.running, true);
+    assert.match(r.text, new RegExp(`container +${n.containerName} paused since`));
+  });
+
+  test('exited after docker kill: exit 137 in words', async () => {
+    n.docker('kill', n.containerName);
+    const r = await status();
+    assert.equal(r.json.container?.state, 'exited');
+    assert.equal(r.json.container?.exitCode, 137);
+    assert.match(r.json.container?.exitMeaning ?? '', /^exit 137: killed by SIGKILL \(docker stop timed out and killed it, docker kill, or docker rm -f\)$/);
+    assert.match(r.text, /; exit 137: killed by SIGKILL/);
+  });
+
+  test('restarting: the restart policy and RestartCount, with the last exit', async () => {
+    run('--restart always', 'sh -c "sleep 0.3; exit 3"');
+    await until('restarted twice', () => Number(inspect('{{.RestartCount}}')) >= 2);
+    const r = await status();
+    assert.ok(['running', 'restarting'].includes(r.json.container?.state ?? ''), r.json.container?.state);
+    assert.ok((r.json.container?.restartCount ?? 0) >= 2);
+    assert.match(r.json.container?.exitMeaning ?? '', /^exit 3: the server failed/);
+    assert.match(r.text, /restarted \d+ time\(s\) by its restart policy/);
+    if (r.json.container?.state === 'restarting') assert.ok(r.json.warnings.some((w) => /is restarting: its restart policy restarted it/.test(w)));
+    n.docker('rm', '-f', n.containerName);
+  });
+
+  test('removing while a slow removal runs; dead when it failed, with docker\'s error', async () => {
+    run();
+    n.setControl({ removeDelayMs: 4000 });
+    n.exec(`(docker rm -f ${n.containerName} >/dev/null 2>&1 &)`);
+    await until('removing', () => inspect('{{.State.Status}}') === 'removing');
+    const removing = await status();
+    assert.equal(removing.json.container?.state, 'removing');
+    await until('removed', () => inspect('{{.State.Status}}') === '');
+    n.setControl({ removeDelayMs: 0, removeFailures: 1 });
+    run();
+    n.exec(`docker rm -f ${n.containerName} >/dev/null 2>&1 || true`);
+    const dead = await status();
+    assert.equal(dead.json.container?.state, 'dead');
+    assert.match(dead.json.container?.error ?? '', /device or resource busy/);
+    assert.ok(dead.json.warnings.some((w) => /is dead: docker failed to remove it \(.*device or resource busy\); docker rm -f/.test(w)), dead.json.warnings.join('; '));
+    n.docker('rm', '-f', n.containerName);
+  });
+
+  test('log config: daemon log-opts merged with --log-opt, local defaults, none', async () => {
+    n.setDaemonLogConfig({ opts: { 'max-size': '50m', 'max-file': '3' } });
+    run('--log-opt max-file=5');
+    const merged = await status();
+    assert.deepEqual({ ...merged.json.container?.logs, summary: undefined }, { driver: 'json-file', maxSize: '50m', maxFile: 5, rotates: true, readable: true, summary: undefined });
+    assert.match(merged.text, /logs +json-file, rotated at 50m, 5 files kept/);
+    n.setDaemonLogConfig({ opts: { 'max-size': '10m' } });
+    run();
+    assert.match((await status()).json.container?.logs?.summary ?? '', /^json-file, one file: cut at 10m/);
+    n.setDaemonLogConfig(null);
+    run('--log-driver local');
+    const local = (await status()).json.container?.logs;
+    assert.equal(local?.maxSize, '20m');
+    assert.equal(local?.maxFile, 5);
+    run('--log-driver none');
+    const none = await status();
+    assert.equal(none.json.container?.logs?.readable, false);
+    assert.match(none.text, /logs +none: docker keeps no log \(docker logs fails\)/);
+    assert.equal(none.json.kvCache.line, null);
+    n.docker('rm', '-f', n.containerName);
+  });
+});
