@@ -1,9 +1,22 @@
-// Lint: TypeScript rules everywhere, and the workflow boundary: workflow code is deterministic and bundled for
-// the Temporal sandbox, so it may import only @temporalio/workflow and types.
+// Lint: TypeScript rules everywhere, and the rooms (docs/ARCHITECTURE.md). Each room's import rule is one
+// no-restricted-imports entry (flat config replaces a rule's options per file, so a nested room repeats its
+// parent's patterns): workflow code is deterministic and bundled for the Temporal sandbox, so it may import only
+// @temporalio/workflow and types; runtime is the plain library under every room; runtime/model, the shared
+// vocabulary, imports nothing outside itself; the CLI's commands never import each other; no product code
+// imports the tests (the simulator lives only under test/). Dynamic import() is not seen by this rule:
+// test/unit/import-graph.test.ts checks the same rooms on the whole import graph.
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+const noTests = { regex: '^(\\.\\./)+test/', message: 'product code never imports the tests or the simulator' };
+const runtimeRoom = [
+  { regex: '^(\\.\\./)+(cli|activities|worker|workflows)(/|$)', message: 'runtime is the library under every room: it imports only runtime and packages' },
+  { group: ['@temporalio/*'], message: 'runtime knows nothing of Temporal (that is activities, worker, workflows and cli)' },
+  noTests,
+];
+const restrict = (...patterns) => ['error', { patterns }];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'test-output/**', 'bin/**', 'bench/results/**'] },
@@ -14,6 +27,27 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'off',
     },
+  },
+  {
+    files: ['activities/**/*.ts', 'worker/**/*.ts', 'cli/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict(noTests) },
+  },
+  {
+    files: ['cli/commands/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict({ regex: '^\\./', message: 'a command never imports another: share through cli/ (deploy-client, deploy-view, render-text)' }, noTests) },
+  },
+  {
+    files: ['runtime/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict(...runtimeRoom) },
+  },
+  {
+    files: ['runtime/model/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict({ regex: '^(?!\\./)', message: 'runtime/model is the bottom room: it imports nothing outside runtime/model' }) },
+  },
+  {
+    // The failure table goes into the workflow bundle: it may import nothing (not even a type from elsewhere).
+    files: ['runtime/failures.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['*', '**'], message: 'runtime/failures.ts is pure data: no imports' }] }] },
   },
   {
     files: ['workflows/**/*.ts'],
@@ -27,15 +61,11 @@ export default tseslint.config(
             // runtime/failures.ts, the failure table, is pure data with no imports (its own rule below): the one value
             // workflows may take from runtime.
             { group: ['../runtime/*', '../runtime/**', '!../runtime/failures.js', '../activities/*', '../activities/**', '../cli/**', '../worker/**'], allowTypeImports: true, message: 'workflows may import only types from runtime/activities (values: only runtime/failures.js)' },
+            noTests,
           ],
         },
       ],
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' }, { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' }],
     },
-  },
-  {
-    // The failure table goes into the workflow bundle: it may import nothing (not even a type from elsewhere).
-    files: ['runtime/failures.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['*', '**'], message: 'runtime/failures.ts is pure data: no imports' }] }] },
   },
 );

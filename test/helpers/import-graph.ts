@@ -1,7 +1,7 @@
 /**
  * The import graph of the source tree (every .ts under tsconfig's include), read with TypeScript's own pre-processor
  * (so comments and strings never count), and its circles. Type-only imports count too: a circle of types is still two
- * modules that each need the other.
+ * modules that each need the other. A package import is a node `npm:<name>` (no edges out), so room rules can name them.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -20,9 +20,14 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** Resolves a relative `./x.js` (or `./x`, `./dir/index.js`) to the .ts file it names, or null (packages, JSON...). */
+/** `@scope/name/sub` → `npm:@scope/name`, `node:fs` → `npm:node:fs`. */
+function packageNode(spec: string): string {
+  const parts = spec.split('/');
+  return `npm:${spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]}`;
+}
+
+/** Resolves a relative `./x.js` (or `./x`, `./dir/index.js`) to the .ts file it names, or null (JSON, shell...). */
 function resolveSource(fromFile: string, spec: string): string | null {
-  if (!spec.startsWith('.')) return null;
   const base = path.resolve(path.dirname(fromFile), spec);
   const stem = base.replace(/\.js$/, '');
   for (const candidate of [`${stem}.ts`, path.join(base, 'index.ts')]) {
@@ -35,7 +40,7 @@ function resolveSource(fromFile: string, spec: string): string | null {
   return null;
 }
 
-/** File → the files it imports (repo-relative paths, '/'-separated). */
+/** File → the files (repo-relative paths, '/'-separated) and packages (`npm:...`) it imports, dynamic import() too. */
 export function importGraph(repoRoot: string): ImportGraph {
   const tsconfig = JSON.parse(readFileSync(path.join(repoRoot, 'tsconfig.json'), 'utf8')) as { include: string[] };
   const rel = (f: string): string => path.relative(repoRoot, f).split(path.sep).join('/');
@@ -43,8 +48,15 @@ export function importGraph(repoRoot: string): ImportGraph {
   for (const root of tsconfig.include) {
     for (const file of sourceFiles(path.join(repoRoot, root))) {
       const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-      const targets = info.importedFiles.map((f) => resolveSource(file, f.fileName)).filter((f): f is string => f !== null);
-      graph.set(rel(file), [...new Set(targets.map(rel))]);
+      const targets: string[] = [];
+      for (const { fileName } of info.importedFiles) {
+        if (!fileName.startsWith('.')) targets.push(packageNode(fileName));
+        else {
+          const target = resolveSource(file, fileName);
+          if (target) targets.push(rel(target));
+        }
+      }
+      graph.set(rel(file), [...new Set(targets)]);
     }
   }
   return graph;

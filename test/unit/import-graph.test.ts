@@ -1,0 +1,60 @@
+/**
+ * The rooms on the whole import graph (docs/ARCHITECTURE.md), dynamic import() and type imports included, which
+ * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
+ * a longer circle; runtime/model imports nothing outside itself; runtime imports no other room and no Temporal
+ * package; no command imports another; no product code imports the tests. A broken rule fails with the files named.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { REPO_ROOT } from '../helpers/dev-server.js';
+import { importCircles, importGraph, type ImportGraph } from '../helpers/import-graph.js';
+
+const graph = importGraph(REPO_ROOT);
+const PRODUCT = /^(runtime|activities|worker|workflows|cli)\//;
+
+/** Every `from → to` edge whose `from` matches and whose `to` breaks the rule. */
+function offending(g: ImportGraph, from: RegExp, forbidden: (to: string, from: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const [file, targets] of g) if (from.test(file)) for (const to of targets) if (forbidden(to, file)) out.push(`${file} → ${to}`);
+  return out.sort();
+}
+
+test('the import graph finds a circle where there is one (the check can fail)', () => {
+  const toy = new Map([
+    ['a.ts', ['b.ts', 'npm:zod']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts']],
+    ['d.ts', ['a.ts', 'd.ts']],
+    ['e.ts', []],
+  ]);
+  assert.deepEqual(importCircles(toy), [['a.ts', 'b.ts', 'c.ts'], ['d.ts']]);
+  assert.deepEqual(offending(toy, /^a\.ts$/, (to) => to.startsWith('npm:')), ['a.ts → npm:zod']);
+});
+
+test('the import graph reads the real tree, dynamic imports and packages included', () => {
+  assert.ok(graph.size > 100, `only ${graph.size} source files found`);
+  assert.ok(graph.get('workflows/up.ts')?.includes('runtime/model/index.ts'), 'workflows/up.ts → runtime/model not seen');
+  assert.ok(graph.get('cli/commands/worker.ts')?.includes('worker/main.ts'), "cli/commands/worker.ts's import('../../worker/main.js') not seen");
+  assert.ok(graph.get('workflows/up.ts')?.includes('npm:@temporalio/workflow'), 'workflows/up.ts → @temporalio/workflow not seen');
+});
+
+test('the source tree has no import circle', () => {
+  const circles = importCircles(graph);
+  assert.deepEqual(circles, [], `import circles:\n${circles.map((c) => `  ${c.join(' ⇄ ')}`).join('\n')}`);
+});
+
+test('runtime/model imports nothing outside runtime/model', () => {
+  assert.deepEqual(offending(graph, /^runtime\/model\//, (to) => !to.startsWith('runtime/model/')), []);
+});
+
+test('runtime imports no other room and no Temporal package', () => {
+  assert.deepEqual(offending(graph, /^runtime\//, (to) => !to.startsWith('runtime/') && (!to.startsWith('npm:') || to.startsWith('npm:@temporalio/'))), []);
+});
+
+test('no command imports another', () => {
+  assert.deepEqual(offending(graph, /^cli\/commands\//, (to) => to.startsWith('cli/commands/')), []);
+});
+
+test('no product code imports the tests, the simulator or the benchmarks', () => {
+  assert.deepEqual(offending(graph, PRODUCT, (to) => /^(test|bench)\//.test(to)), []);
+});
