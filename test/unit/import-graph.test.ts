@@ -1,7 +1,7 @@
 /**
  * The rooms on the whole import graph (docs/ARCHITECTURE.md), dynamic import() and type imports included, which
  * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
- * a longer circle; runtime/model imports nothing outside itself; runtime imports no other room and no Temporal
+ * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts nothing at all; runtime imports no other room and no Temporal
  * package; no command imports another; no product code imports the tests. A broken rule fails with the files named.
  */
 import assert from 'node:assert/strict';
@@ -45,6 +45,10 @@ test('the source tree has no import circle', () => {
 
 test('runtime/model imports nothing outside runtime/model', () => {
   assert.deepEqual(offending(graph, /^runtime\/model\//, (to) => !to.startsWith('runtime/model/')), []);
+});
+
+test('runtime/failures.ts, the one runtime file the workflow bundle takes values from, imports nothing', () => {
+  assert.deepEqual(graph.get('runtime/failures.ts'), []);
 });
 
 test('runtime imports no other room and no Temporal package', () => {
