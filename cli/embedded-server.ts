@@ -93,11 +93,28 @@ export async function runningEmbeddedServer(stateDir: string): Promise<EmbeddedS
   return (await portAnswers(info.ip, info.port)) ? info : null;
 }
 
+/**
+ * The dynamic config of every server pulse starts (here, the test helpers, the systemd unit; deploy/compose's
+ * pulse.yaml holds the same for the production server). No outbound version check; and Worker Versioning on
+ * (worker/versioning.ts pins each deploy to the build that started it): the defaults of servers 1.29 and 1.32,
+ * stated so that turning them off is a visible edit, not a server default that changed.
+ */
+export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
+  'frontend.enableServerVersionCheck': false,
+  'system.enableDeploymentVersions': true,
+  'frontend.workerVersioningWorkflowAPIs': true,
+};
+
+/** SERVER_DYNAMIC_CONFIG as start-dev flags. */
+export function dynamicConfigArgs(): string[] {
+  return Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${String(v)}`]);
+}
+
 /** Start-dev arguments; exported so tests and the README can show exactly what runs. */
 export function startDevArgs(dbFile: string, port: number): string[] {
   const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', IP, '--port', String(port)];
   args.push('--ui-port', String(port + 1000), '--ui-disable-news-fetch');
-  args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  args.push(...dynamicConfigArgs());
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
   return args;
 }

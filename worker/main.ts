@@ -6,7 +6,7 @@
  * then drain gracefully within SHUTDOWN_GRACE_TIME; structured logs (worker/logging.ts) and optional Prometheus
  * metrics (worker/metrics.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '@temporalio/common';
@@ -21,6 +21,8 @@ import { buildDeps, fileSource, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
 import { instrumentActivities, parseHostPort, privateExporterAddress, PulseMetrics, startMetricsServer } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
+import { buildIdOf, DEPLOYMENT_NAME, deploymentOptions, promoteVersion } from './versioning.js';
+import type { BuildVersion } from './versioning.js';
 
 /** Running activities get this long to finish after SIGTERM/SIGINT before they are cancelled. */
 export const SHUTDOWN_GRACE_TIME = '10s';
@@ -47,6 +49,8 @@ export interface PulseWorkerOptions {
   gateway?: boolean;
   /** Record pulse's metrics of every activity here (worker/metrics.ts). */
   metrics?: PulseMetrics;
+  /** The worker deployment to poll as (worker/versioning.ts); default DEPLOYMENT_NAME. */
+  deploymentName?: string;
 }
 
 export interface PulseWorker {
@@ -56,6 +60,8 @@ export interface PulseWorker {
   gateway: Worker | null;
   /** The queues polled, deploy queue first. */
   taskQueues: string[];
+  /** The deployment version both Workers poll as; deploys they start are pinned to it. */
+  version: BuildVersion;
   /** Run until shutdown() or a shutdown signal, then close the node connections. */
   run(): Promise<void>;
   /** Run until `p` settles (the in-process worker of one deploy), then close the node connections. */
@@ -98,8 +104,11 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   // On a private queue the state activities stay on that queue (stateTaskQueue), so one Worker serves everything.
   const separate = gatewayQueue !== taskQueue;
   const parts = split(acts);
+  const version = { deploymentName: opts.deploymentName ?? DEPLOYMENT_NAME, buildId: buildIdOf(readFileSync(codePath)) };
   const common = {
     connection: opts.connection,
+    // Both Workers are one version, so a pinned deploy's state activities also stay on the build that started it.
+    workerDeploymentOptions: deploymentOptions(version),
     namespace: opts.namespace ?? 'default',
     shutdownGraceTime: SHUTDOWN_GRACE_TIME,
     // Heartbeats reach the server at most every 2 s, so `watch` shows live wait progress (they are not history).
@@ -108,15 +117,31 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   };
   const worker = await Worker.create({ ...common, taskQueue, workflowBundle: { codePath }, activities: separate ? parts.node : acts });
   const gateway = separate && opts.gateway !== false ? await Worker.create({ ...common, taskQueue: gatewayQueue, activities: parts.state }) : null;
-  return { worker, gateway, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...runTogether(worker, gateway, logger, () => real.close()) };
+  const promote = (signal: AbortSignal): Promise<void> => promoteLogged({ namespace: common.namespace, service: opts.connection.workflowService, identity: worker.options.identity, version, signal }, logger);
+  return { worker, gateway, version, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...runTogether(worker, gateway, logger, promote, () => real.close()) };
+}
+
+/** Promote this version (worker/versioning.ts) and say what happened; never fails the worker. */
+async function promoteLogged(o: Parameters<typeof promoteVersion>[0], logger: ActivityLogger): Promise<void> {
+  const v = o.version.buildId;
+  try {
+    const r = await promoteVersion(o);
+    if (r.kind === 'made-current') logger.info(`build ${v} is now the current version of deployment ${o.version.deploymentName}: new deploys run on it${r.previous ? `; deploys started on ${r.previous} finish there` : ''}`);
+    else if (r.kind === 'left') logger.info(`build ${v} serves the deploys pinned to it; new deploys go to the current build ${r.current} (${r.reason})`);
+    else if (r.kind === 'gave-up' && !o.signal?.aborted) logger.warn(`build ${v} could not become the current version (${r.reason}); new deploys go to the current one, if any`);
+  } catch (err) {
+    if (!o.signal?.aborted) logger.warn(`build ${v}: worker versioning unavailable on the server: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /**
  * Runs the gateway Worker beside the deploy Worker: one shutdown stops both, and either one failing stops the
  * other, so neither polls alone; `close` (the node connections) runs once both have stopped.
  */
-function runTogether(worker: Worker, gateway: Worker | null, logger: ActivityLogger, close: () => Promise<void>): Pick<PulseWorker, 'run' | 'runUntil' | 'shutdown'> {
+function runTogether(worker: Worker, gateway: Worker | null, logger: ActivityLogger, promote: (signal: AbortSignal) => Promise<void>, close: () => Promise<void>): Pick<PulseWorker, 'run' | 'runUntil' | 'shutdown'> {
+  const stopPromoting = new AbortController();
   const shutdown = (): void => {
+    stopPromoting.abort();
     for (const w of [worker, gateway]) if (w?.getState() === 'RUNNING') w.shutdown();
   };
   const runGateway = async (): Promise<void> => {
@@ -129,11 +154,15 @@ function runTogether(worker: Worker, gateway: Worker | null, logger: ActivityLog
   };
   const settle = async <R>(main: () => Promise<R>, onGatewayError: (err: unknown) => void): Promise<R> => {
     const side = runGateway();
+    // Polling has begun (the server registers the version on the first poll): promotion runs beside it.
+    const promoting = promote(stopPromoting.signal);
     try {
       const [r] = await Promise.all([main().finally(shutdown), side.catch(onGatewayError)]);
       return r;
     } finally {
       await side.catch(() => undefined);
+      stopPromoting.abort();
+      await promoting;
       await close();
     }
   };

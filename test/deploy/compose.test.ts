@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import { embeddedPort } from '../../cli/embedded-server.js';
+import { embeddedPort, SERVER_DYNAMIC_CONFIG } from '../../cli/embedded-server.js';
 import { envOf, imageTag, loadCompose, mountsOf, portsOf, referencedVars, withDefaults, type Json, type Service } from './compose-file.js';
 import { composeDurationSeconds } from './unit-file.js';
 import { workerGrace } from './worker-grace.js';
@@ -250,6 +250,8 @@ test('the Temporal dynamic config the server is told to read is mounted and vali
   const cfg = parse(readFileSync(local, 'utf8')) as Record<string, { value: unknown }[]>;
   assert.ok(Object.keys(cfg).length > 0);
   for (const [k, v] of Object.entries(cfg)) assert.ok(Array.isArray(v) && v.every((e) => 'value' in e), `${k}: each entry needs a value`);
+  // The production server runs with the dynamic config of the servers the CLI and the tests start (Worker Versioning on).
+  for (const [k, v] of Object.entries(SERVER_DYNAMIC_CONFIG)) assert.deepEqual(cfg[k]?.map((e) => e.value), [v], `${k}: ${String(v)}`);
 });
 
 // A subset of the compose-spec keys (those a file like ours can use): a misspelt key fails here instead of being

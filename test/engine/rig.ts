@@ -10,7 +10,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadInputs } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { createPulseWorker } from '../../worker/main.js';
-import type { PulseWorker } from '../../worker/main.js';
+import type { PulseWorker, PulseWorkerOptions } from '../../worker/main.js';
 import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
 import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { startDevServer } from '../helpers/dev-server.js';
@@ -31,8 +31,8 @@ export interface Rig {
   downPlan(node: string): DownPlan;
   /** Start a deploy as the CLI does: workflow ID = the node lock, search attributes, static summary. */
   start(plan: UpPlan | DownPlan): ReturnType<Client['workflow']['start']>;
-  /** A worker in this process, on the rig's server and sim. */
-  worker(): Promise<PulseWorker & { connection: NativeConnection }>;
+  /** A worker in this process, on the rig's server and sim (`over`: another bundle, identity...). */
+  worker(over?: Partial<Omit<PulseWorkerOptions, 'connection'>>): Promise<PulseWorker & { connection: NativeConnection }>;
   /** The .env.pulse-bak-* files in a node's recipe dir. */
   backups(node: string): string[];
   close(): Promise<void>;
@@ -87,9 +87,9 @@ function helpers(stateDir: string, nodesJson: string, client: Client, server: De
         staticSummary: `${plan.action} ${profile} on ${plan.node}`,
       });
     },
-    async worker() {
+    async worker(over: Partial<Omit<PulseWorkerOptions, 'connection'>> = {}) {
       const connection = await NativeConnection.connect({ address: server.address });
-      const w = await createPulseWorker({ connection, stateDir, nodesPath: nodesJson, logger: { info: () => undefined, warn: () => undefined } });
+      const w = await createPulseWorker({ connection, stateDir, nodesPath: nodesJson, logger: { info: () => undefined, warn: () => undefined }, ...over });
       return Object.assign(w, { connection });
     },
     backups(node: string): string[] {

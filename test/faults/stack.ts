@@ -19,6 +19,7 @@ import { CLI, removeDir, tempDir } from '../helpers/cli.js';
 import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 import { ensureSearchAttributes } from '../../cli/temporal.js';
+import { dynamicConfigArgs } from '../../cli/embedded-server.js';
 import { startCluster } from '../helpers/cluster.js';
 
 export interface StackOptions {
@@ -223,7 +224,7 @@ export class Stack {
 /** `temporal server start-dev` on a given port and SQLite file (the helper picks a free port; a restart keeps it). */
 export async function startDevServerOn(port: number, dbFile: string, extra: string[] = []): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', '--headless',
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false', ...extra,
+    ...dynamicConfigArgs(), ...extra,
     ...['PulseNode', 'PulseProfile', 'PulseAction'].flatMap((k) => ['--search-attribute', `${k}=Keyword`])];
   const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { dynamicConfigArgs } from '../../cli/embedded-server.js';
 
 /** The repo root, from dist/test/helpers/dev-server.js. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -71,7 +72,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const uiPort = opts.ui ? await freePort() : null;
   const attrs = { PulseNode: 'Keyword', PulseProfile: 'Keyword', PulseAction: 'Keyword', ...opts.searchAttributes };
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error',
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    ...dynamicConfigArgs(),
     ...Object.entries(attrs).flatMap(([k, v]) => ['--search-attribute', `${k}=${v}`]),
     ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless'])];
   const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
