@@ -5,6 +5,7 @@
  */
 import type { DownPlan, UpPlan } from '../runtime/model/index.js';
 import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
+import { workerLogPath } from './deploy-client/worker-log.js';
 import { exitCodeOf } from './exit-codes.js';
 import { ProgressPrinter } from './progress-printer.js';
 import { uiHint, uiLink, type PulseTemporal } from './temporal.js';
@@ -14,6 +15,8 @@ export interface ShowRequest {
   json: boolean;
   /** --verbose: print each finished step's raw @pulse records (on stderr, like status --verbose). */
   verbose: boolean;
+  /** --quiet: no step or progress lines, only the result (and what went wrong). */
+  quiet?: boolean;
   /** The run has already closed: replay its steps and result, run no worker. */
   closed?: boolean;
   /** The command's --nodes: the in-process worker checks plans against it, and the live-state line reads it. */
@@ -37,9 +40,9 @@ function detachLines(t: PulseTemporal, ref: DeployRef, node: string, ranWorker: 
 /** Follows the run and prints it as it goes, then its result; returns the exit code (0 only on success). */
 export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowRequest): Promise<number> {
   const out = req.json ? process.stderr : process.stdout;
-  const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null);
+  const printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null, { quiet: req.quiet === true });
   const link = uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target);
-  printer.line(`${ref.what}: workflow ${ref.workflowId} (run ${ref.runId})${link ? `\n  ${link}` : ''}`);
+  printer.progress(`${ref.what}: workflow ${ref.workflowId} (run ${ref.runId})${link ? `\n  ${link}` : ''}`);
   const ac = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -54,9 +57,11 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
       signal: ac.signal,
       closed: req.closed === true,
       nodes: req.nodes,
+      verbose: req.verbose,
       whileOpen: async (o, ranWorker) => {
         if (o.kind === 'detached') for (const l of detachLines(t, ref, req.node, ranWorker)) printer.line(l);
         else printer.outcome(o, ref.what);
+        if (o.kind === 'closed' && !o.result?.ok && ranWorker) printer.line(`  worker log: ${workerLogPath()}`);
         if (o.kind === 'closed' && o.result?.state === 'unchanged') {
           const { liveStateLine } = await import('./live-state.js');
           printer.line(`  ${await liveStateLine(req.node, req.nodes)}`);
@@ -67,6 +72,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
     if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(outcome.result ?? { ok: false, error: outcome.error }, null, 2) + '\n');
     return exitCodeOf(outcome);
   } finally {
+    printer.close();
     process.off('SIGINT', onSigint);
   }
 }

@@ -13,7 +13,20 @@ function causeChain(err: unknown): string[] {
   return lines;
 }
 
+/**
+ * A reader that went away (`pulse model up best --dry-run | head -1`): stop quietly instead of an unhandled EPIPE
+ * stack. Exit 0: the reader took what it wanted.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
   const { buildProgram } = await import('./program.js');
   let code = 0;
   const program = buildProgram((c) => (code = c));

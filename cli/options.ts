@@ -9,6 +9,8 @@ export interface GlobalOptions {
   temporalUi: string | undefined;
   verbose: boolean;
   json: boolean;
+  /** --quiet (up, down, watch): no step or progress lines, only the result and what went wrong. */
+  quiet: boolean;
 }
 
 export interface UpOptions extends GlobalOptions {

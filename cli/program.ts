@@ -41,6 +41,7 @@ function globals(cmd: Command): O.GlobalOptions {
     temporalUi: str(o, 'temporalUi') ?? process.env['PULSE_TEMPORAL_UI'],
     verbose: flag(o, 'verbose'),
     json: flag(o, 'json'),
+    quiet: flag(o, 'quiet'),
   };
 }
 
@@ -86,6 +87,7 @@ export function buildProgram(exit: ExitSink): Command {
     .option('--preflight', 'with --dry-run: also run the read-only checks on the node')
     .option('--detach', 'start the deploy and return without following it')
     .option('--json', 'machine-readable output')
+    .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (profile: string, o: Flags, cmd: Command) => {
       const opts: O.UpOptions = {
@@ -114,6 +116,7 @@ export function buildProgram(exit: ExitSink): Command {
     .option('--yes', 'allow a change on a protected node')
     .option('--detach', 'start the deploy and return without following it')
     .option('--json', 'machine-readable output')
+    .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
@@ -161,6 +164,7 @@ export function buildProgram(exit: ExitSink): Command {
     .command('watch')
     .description('Follow the deploy that holds the node.')
     .requiredOption('--node <node>', 'node name')
+    .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node') };

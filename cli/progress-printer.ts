@@ -1,14 +1,14 @@
 /**
- * Renders a followed deploy: step lines, the wait-progress line (rewritten in place on a TTY, a line every ~30 s
- * otherwise), notes, and the final result with the backup path and the rollback command on failure.
+ * Renders a followed deploy: step lines, the wait-progress line, notes, and the final result with the backup path
+ * and the rollback command on failure. On a terminal the wait line is one live line that fits the width
+ * (cli/live-line.ts); off a terminal (a log, CI, a pipe) it is a plain line when its phase changes and at most one
+ * heartbeat line a minute, with no control character. `quiet` keeps only the result and what went wrong.
  */
 import type { DeployResult, WaitProgress } from '../runtime/model/index.js';
 import type { FollowOutcome } from './follow-outcome.js';
+import { colourOn, LiveLine, paint, plainText, type Out } from './live-line.js';
 
-interface Out {
-  write(s: string): unknown;
-  isTTY?: boolean;
-}
+export type { Out } from './live-line.js';
 
 /** Where --verbose prints the raw records: the node they come from, and the stream (stderr, as status does). */
 export interface RawOut {
@@ -16,20 +16,43 @@ export interface RawOut {
   out: Out;
 }
 
-const PLAIN_INTERVAL_MS = 30_000;
+export interface PrinterOptions {
+  /** --quiet: no step, wait or progress lines; the result block, notes of trouble and errors stay. */
+  quiet?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Off a terminal: at most one heartbeat line this often while the phase stays the same. */
+export const PLAIN_HEARTBEAT_MS = 60_000;
 
 function secs(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** One line for a heartbeat of a polling step. */
+/** A wait's duration: 42s, 9m12s, 1h02m. */
+export function duration(s: number): string {
+  const t = Math.max(0, Math.round(s));
+  if (t < 60) return `${t}s`;
+  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, '0')}s`;
+  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/**
+ * One line for a heartbeat of a polling step: what is awaited, how long of how long, the last answer, and the
+ * number of probes so far ("attempt" is kept for Temporal's retries of a step, as the Temporal UI uses it).
+ */
 export function formatWait(p: WaitProgress): string {
-  return `  … ${p.step}: attempt ${p.attempt}, last answer: ${p.lastAnswer || '-'}, ${Math.round(p.elapsedS)} s of ${Math.round(p.timeoutS)} s`;
+  const answer = plainText(p.lastAnswer || '-').replace(/\n/g, ' ');
+  return `  … ${p.step}: ${duration(p.elapsedS)} of ${duration(p.timeoutS)}, last answer ${answer} (probe ${p.attempt})`;
 }
 
 export class ProgressPrinter {
-  private liveLine = false;
-  private lastPlainWait = new Map<string, number>();
+  private readonly live: LiveLine | null;
+  private readonly colour: boolean;
+  private readonly quiet: boolean;
+  /** Off a terminal: the phase of the last wait line printed, and when. */
+  private plainPhase: string | null = null;
+  private plainAt = 0;
   private retries = new Set<string>();
 
   /** `raw`: print each finished step's raw records there (--verbose); null prints none. */
@@ -37,54 +60,74 @@ export class ProgressPrinter {
     private readonly out: Out,
     private readonly now: () => number = Date.now,
     private readonly raw: RawOut | null = null,
-  ) {}
-
-  private clearLive(): void {
-    if (this.liveLine) this.out.write('\r\x1b[2K');
-    this.liveLine = false;
+    opts: PrinterOptions = {},
+  ) {
+    this.live = out.isTTY ? new LiveLine(out) : null;
+    this.colour = colourOn(out, opts.env);
+    this.quiet = opts.quiet === true;
   }
 
-  /** A plain line (clears a live progress line first). */
-  line(text: string): void {
-    this.clearLive();
+  /** Writes a line as given (its own colour), after clearing the live line. */
+  private emit(text: string): void {
+    this.live?.clear();
     this.out.write(`${text}\n`);
   }
 
+  /** Writes a line of text that may come from elsewhere: control characters dropped. */
+  private write(text: string): void {
+    this.emit(text.split('\n').map(plainText).join('\n'));
+  }
+
+  /** A plain line (clears the live line first); control characters in it are dropped. */
+  line(text: string): void {
+    this.write(text);
+  }
+
+  /** A line of progress (step lines, the header): none with --quiet. */
+  progress(text: string): void {
+    if (!this.quiet) this.write(text);
+  }
+
   note(text: string): void {
-    this.line(`  ! ${text}`);
+    this.emit(`  ${paint(this.colour, 'warn', '!')} ${plainText(text)}`);
   }
 
   stepStarted(name: string): void {
-    this.line(`→ ${name}`);
+    if (this.quiet) return;
+    this.plainPhase = null; // a new step: its first wait line is a phase change
+    this.write(`→ ${name}`);
   }
 
   stepEnded(name: string, outcome: 'ok' | 'failed' | 'cancelled', ms: number, message: string | null): void {
-    const mark = outcome === 'ok' ? '✓' : '✗';
-    const tail = outcome === 'ok' ? (message ? `: ${message}` : '') : `: ${outcome}${message ? `: ${message}` : ''}`;
-    this.line(`${mark} ${name} (${secs(ms)})${tail}`);
+    if (this.quiet && outcome === 'ok') return;
+    const mark = outcome === 'ok' ? paint(this.colour, 'ok', '✓') : paint(this.colour, 'bad', '✗');
+    const word = outcome === 'ok' ? '' : `: ${paint(this.colour, 'bad', outcome)}`;
+    const tail = outcome === 'ok' ? (message ? `: ${plainText(message)}` : '') : `${word}${message ? `: ${plainText(message)}` : ''}`;
+    this.emit(`${mark} ${plainText(name)} (${secs(ms)})${tail}`);
   }
 
   /** --verbose: a finished step's raw records, right under its end line, as `status --verbose` prints them, indented. */
   rawRecords(lines: readonly string[]): void {
     if (!this.raw || lines.length === 0) return;
-    this.clearLive();
-    for (const l of lines) this.raw.out.write(`  ${this.raw.node}: ${l}\n`);
+    this.live?.clear();
+    for (const l of lines) this.raw.out.write(`  ${this.raw.node}: ${plainText(l)}\n`);
   }
 
   waitProgress(p: WaitProgress): void {
+    if (this.quiet) return;
     const text = formatWait(p);
-    if (this.out.isTTY) {
-      this.out.write(`\r\x1b[2K${text}`);
-      this.liveLine = true;
+    if (this.live) {
+      this.live.show(text);
       return;
     }
-    const last = this.lastPlainWait.get(p.step);
-    if (last !== undefined && this.now() - last < PLAIN_INTERVAL_MS) return;
-    this.lastPlainWait.set(p.step, this.now());
-    this.line(text);
+    const phase = p.step;
+    if (phase === this.plainPhase && this.now() - this.plainAt < PLAIN_HEARTBEAT_MS) return;
+    this.plainPhase = phase;
+    this.plainAt = this.now();
+    this.write(text);
   }
 
-  /** Said once per attempt: a step failed and Temporal retries it. */
+  /** Said once per attempt: a step failed and Temporal retries it (attempt N is Temporal's count). */
   retrying(name: string, attempt: number, message: string): void {
     const key = `${name}#${attempt}`;
     if (this.retries.has(key)) return;
@@ -94,20 +137,29 @@ export class ProgressPrinter {
 
   /** The closing block: result, notes, warnings, backup and rollback. */
   outcome(o: FollowOutcome, what: string): void {
-    this.clearLive();
+    this.live?.clear();
     if (o.kind === 'detached') return;
     const r = o.result;
     if (r) this.result(r, what);
-    else this.line(`${what}: ${o.status}${o.error ? `: ${o.error}` : ''}`);
-    if (r && !r.ok && o.error && r.error !== o.error) this.line(`  cause: ${o.error}`);
+    else this.emit(`${what}: ${paint(this.colour, o.status === 'completed' ? 'ok' : 'bad', o.status)}${o.error ? `: ${plainText(o.error)}` : ''}`);
+    if (r && !r.ok && o.error && r.error !== o.error) this.write(`  cause: ${o.error}`);
+  }
+
+  /** The follow ended: stop redrawing on resize. */
+  close(): void {
+    this.live?.clear();
+    this.live?.close();
   }
 
   private result(r: DeployResult, what: string): void {
     const mode = r.mode === 'same-identity' ? ' (same .env already running: steps 1, 7, 8, 9)' : '';
-    this.line(r.ok ? `${what}: ok, node ${r.state}${mode}` : `${what}: FAILED, node ${r.state}${r.error ? `: ${r.error}` : ''}`);
-    for (const w of r.warnings) this.line(`  warning: ${w}`);
-    for (const n of r.clientNotes) this.line(`  pulse-client: ${n}`);
-    if (!r.ok && r.backupPath) this.line(`  backup of the previous .env: ${r.backupPath}`);
-    if (!r.ok && r.rollbackCommand) this.line(`  to go back: ${r.rollbackCommand}`);
+    const head = r.ok
+      ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`
+      : `${what}: ${paint(this.colour, 'bad', 'FAILED')}, node ${r.state}${r.error ? `: ${plainText(r.error)}` : ''}`;
+    this.emit(head);
+    for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
+    for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
+    if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
+    if (!r.ok && r.rollbackCommand) this.write(`  to go back: ${r.rollbackCommand}`);
   }
 }

@@ -14,7 +14,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     }
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     if (!last.running) process.stdout.write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followAndShow(t, last, { node: opts.node, json: opts.json, verbose: opts.verbose, closed: !last.running, nodes: opts.nodes });
+    return await followAndShow(t, last, { node: opts.node, json: opts.json, verbose: opts.verbose, quiet: opts.quiet, closed: !last.running, nodes: opts.nodes });
   } finally {
     await t.close();
   }

@@ -19,6 +19,8 @@ export interface FollowOptions {
   closed: boolean;
   /** The command's --nodes: the in-process worker checks plans against it. */
   nodes?: string | undefined;
+  /** --verbose: the in-process worker's log lines also on stderr. */
+  verbose?: boolean;
   /** Runs once the run closed or the user detached, before the in-process worker (if any) stops. */
   whileOpen?: (outcome: FollowOutcome, ranWorker: boolean) => Promise<void>;
 }
@@ -32,7 +34,7 @@ export interface Followed {
 }
 
 export async function followDeploy(t: PulseTemporal, ref: DeployRef, o: FollowOptions): Promise<Followed> {
-  const keeper = new WorkerKeeper(t, (l) => o.printer.line(l), o.nodes);
+  const keeper = new WorkerKeeper(t, (l) => o.printer.progress(l), { nodes: o.nodes, verbose: o.verbose === true });
   if (!o.closed) await keeper.start();
   const outcome = await followRun(t.client, ref.workflowId, ref.runId, { printer: o.printer, signal: o.signal });
   const ranWorker = keeper.local !== null;

@@ -13,30 +13,41 @@ export interface LocalWorker {
   stop(): Promise<void>;
 }
 
+/** What the in-process worker needs beyond the connection: the command's --nodes and --verbose. */
+export interface LocalWorkerOptions {
+  /** The command's --nodes: the worker checks every plan against it. */
+  nodes?: string | undefined;
+  /** --verbose: the worker's and the SDK's log lines also on stderr (they always go to the worker log). */
+  verbose?: boolean;
+}
+
 /**
  * Starts a worker in this process when no live worker polls (and, unless the caller knows one is open, a deploy
  * is open: visibility lags a just-started workflow, so a follower passes knownOpen); says so on `say`.
  * Returns null when another worker serves the queue.
  */
-export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false, nodes?: string): Promise<LocalWorker | null> {
+export async function ensureWorker(t: PulseTemporal, say: (line: string) => void, knownOpen = false, opts: LocalWorkerOptions = {}): Promise<LocalWorker | null> {
   const served = await queuesServed(t);
   if (served.deploy && served.gateway) return null;
   if (!knownOpen && (await openDeploys(t)) === 0) return null;
   const { createPulseWorker } = await import('../../worker/main.js');
-  const { withoutGatewayNotice } = await import('../../worker/logging.js');
-  const { NativeConnection, Runtime, DefaultLogger } = await import('@temporalio/worker');
+  const { withoutGatewayNotice, workerLogger } = await import('../../worker/logging.js');
+  const { NativeConnection, Runtime } = await import('@temporalio/worker');
+  const { fileLogger, openWorkerLog } = await import('./worker-log.js');
+  // The SDK's lines (e.g. "Activity failed" with a stack on every failed step) and the worker's own go to the worker
+  // log, never between pulse's lines; --verbose copies them to stderr. No SDK signal handlers: the follower owns Ctrl-C.
+  const sdkLogger = fileLogger(openWorkerLog(), opts.verbose ? process.stderr : null);
   try {
-    // Only warnings from the SDK in a CLI's output; no SDK signal handlers: the follower owns Ctrl-C.
-    Runtime.install({ logger: withoutGatewayNotice(new DefaultLogger('WARN'), GATEWAY_TASK_QUEUE), shutdownSignals: [] });
+    Runtime.install({ logger: withoutGatewayNotice(sdkLogger, GATEWAY_TASK_QUEUE), shutdownSignals: [] });
   } catch {
     // already installed in this process
   }
   const connection = await NativeConnection.connect(workerConnectOptions(t.target));
-  const logger = { info() {}, warn: (m: string) => say(`worker: ${m}`) };
+  const logger = workerLogger(sdkLogger);
   // The gateway queue only when nobody serves it: state writes belong to the gateway host when one runs a worker.
   const { resolveNodesPath } = await import('../../runtime/paths.js');
   // The same nodes.json as this command (--nodes / PULSE_NODES): the worker checks every plan against it.
-  const nodesPath = resolveNodesPath(nodes);
+  const nodesPath = resolveNodesPath(opts.nodes);
   const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), nodesPath, logger, gateway: !served.gateway });
   const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
   say(`no pulse worker polls task queue ${missing}: running one in this process until the deploy ends`);
@@ -65,7 +76,7 @@ export class WorkerKeeper {
   private timer: NodeJS.Timeout | null = null;
   private checking = false;
 
-  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void, private readonly nodes?: string) {}
+  constructor(private readonly t: PulseTemporal, private readonly say: (l: string) => void, private readonly opts: LocalWorkerOptions = {}) {}
 
   async start(): Promise<void> {
     await this.check();
@@ -76,7 +87,7 @@ export class WorkerKeeper {
     if (this.local || this.checking) return;
     this.checking = true;
     try {
-      this.local = await ensureWorker(this.t, this.say, true, this.nodes);
+      this.local = await ensureWorker(this.t, this.say, true, this.opts);
     } finally {
       this.checking = false;
     }

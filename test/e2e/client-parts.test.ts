@@ -23,23 +23,24 @@ const wait = (attempt: number, elapsedS: number): WaitProgress => ({ step: 'read
 
 test('on a TTY the wait line is rewritten in place and cleared before the next step line', () => {
   const out = sink(true);
-  const p = new ProgressPrinter(out);
+  const p = new ProgressPrinter(out, Date.now, null, { env: { NO_COLOR: '1' } });
   p.waitProgress(wait(1, 1));
   p.waitProgress(wait(2, 2));
   p.stepEnded('7/9 readiness on n', 'ok', 2500, null);
-  assert.equal(out.text, '\r\x1b[2K  … readiness: attempt 1, last answer: HTTP 503, 1 s of 2100 s\r\x1b[2K  … readiness: attempt 2, last answer: HTTP 503, 2 s of 2100 s\r\x1b[2K✓ 7/9 readiness on n (2.5 s)\n');
+  assert.equal(out.text, '  … readiness: 1s of 35m00s, last answer HTTP 503 (probe 1)\r\x1b[2K  … readiness: 2s of 35m00s, last answer HTTP 503 (probe 2)\r\x1b[2K✓ 7/9 readiness on n (2.5 s)\n');
 });
 
-test('without a TTY a wait line is printed at most every 30 s', () => {
+// Issue 18: off a terminal one wait line per phase change and at most one heartbeat a minute (it was every 30 s).
+test('without a TTY a wait line is printed when its phase starts, then at most once a minute', () => {
   let now = 0;
   const out = sink(false);
   const p = new ProgressPrinter(out, () => now);
   p.waitProgress(wait(1, 0));
-  now = 29_000;
-  p.waitProgress(wait(30, 29));
-  now = 30_000;
-  p.waitProgress(wait(31, 30));
-  assert.deepEqual(out.text.trim().split('\n').map((l) => /attempt (\d+)/.exec(l)?.[1]), ['1', '31']);
+  now = 59_000;
+  p.waitProgress(wait(60, 59));
+  now = 60_000;
+  p.waitProgress(wait(61, 60));
+  assert.deepEqual(out.text.trim().split('\n').map((l) => /probe (\d+)/.exec(l)?.[1]), ['1', '61']);
 });
 
 test('a failed result shows the error, warnings, the backup path and the rollback command', () => {

@@ -57,7 +57,7 @@ after(async () => {
 test('up follows every step to a verified server, with wait progress, warnings and exit 0', async () => {
   script('nodeA', { readiness: 'gate' });
   const run = startCli(['model', 'up', 'best', '--node', 'nodeA'], env);
-  await waitForOutput(run, /… readiness: attempt \d+, last answer: HTTP 503, \d+ s of \d+ s/);
+  await waitForOutput(run, /… readiness: (\d+m)?\d+s of \d+m\d\ds, last answer HTTP 503 \(probe \d+\)/);
   release('nodeA');
   const r = await run.done;
   assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -96,7 +96,7 @@ test('a second up on a busy node is refused with the holder\'s workflow ID; Ctrl
   assert.match(detached.stdout, new RegExp(`http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeC/[0-9a-f-]+/history`));
 
   const watch = startCli(['model', 'watch', '--node', 'nodeC'], env);
-  await waitForOutput(watch, /… readiness: attempt/);
+  await waitForOutput(watch, /… readiness: .*\(probe \d+\)/);
   release('nodeC');
   const w = await watch.done;
   assert.equal(w.code, 0, w.stderr);

@@ -81,6 +81,9 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   assert.ok(r.stdout.includes(`backup of the previous .env: ${state.backupPath}`), r.stdout);
   assert.match(r.stdout, /to go back: pulse model up datagen --node simB/);
   assert.equal((await endpoint('simB'))?.enabled, false);
+  // The SDK's "[WARN] Activity failed { sdkComponent: 'worker', ... stack }" lines go to the worker log, not here.
+  assert.doesNotMatch(r.stdout + r.stderr, /\[WARN\]|sdkComponent|^\s+at .+:\d+:\d+\)?$/m, r.stdout + r.stderr);
+  assert.match(r.stdout, /worker log: .*logs\/worker\.log/);
   sim!.node('simB').setFailure('none');
 });
 

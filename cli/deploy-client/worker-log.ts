@@ -1,0 +1,54 @@
+/**
+ * Where the workers that pulse runs for the operator write their logs: `$PULSE_STATE_DIR/logs/worker.log`, never
+ * the operator's screen (the SDK's `Activity failed` warnings with stacks, the worker's own lines). --verbose also
+ * copies them to stderr. A failed deploy's closing block names the file.
+ */
+import { mkdirSync, openSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
+import { jsonLine } from '../../worker/logging.js';
+import { stateDir } from '../temporal.js';
+
+/** The log file of pulse's own workers (the in-process one and the background one). */
+export function workerLogPath(dir: string = stateDir()): string {
+  return path.join(dir, 'logs', 'worker.log');
+}
+
+const opened = new Map<string, number>();
+
+/** Opens the log for appending, once per process (creating its directory, owner-only); returns its fd. */
+export function openWorkerLog(file: string = workerLogPath()): number {
+  const known = opened.get(file);
+  if (known !== undefined) return known;
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const fd = openSync(file, 'a', 0o600);
+  opened.set(file, fd);
+  return fd;
+}
+
+const RANK: Record<LogLevel, number> = { TRACE: 0, DEBUG: 1, INFO: 2, WARN: 3, ERROR: 4 };
+
+/**
+ * A Temporal SDK Logger that appends JSON lines (worker/logging.ts jsonLine: no task token, errors as name and
+ * message) to the worker log at INFO and above, and, when `alsoTo` is given (--verbose), writes them there too.
+ */
+export function fileLogger(fd: number, alsoTo: { write(s: string): unknown } | null = null): Logger {
+  const log = (level: LogLevel, message: string, meta?: LogMetadata): void => {
+    if (RANK[level] < RANK.INFO) return;
+    const line = `${jsonLine(level, message, meta)}\n`;
+    try {
+      writeSync(fd, line);
+    } catch {
+      // a full or vanished state disk must not break the deploy this worker runs
+    }
+    alsoTo?.write(line);
+  };
+  return {
+    log,
+    trace: (m, meta) => log('TRACE', m, meta),
+    debug: (m, meta) => log('DEBUG', m, meta),
+    info: (m, meta) => log('INFO', m, meta),
+    warn: (m, meta) => log('WARN', m, meta),
+    error: (m, meta) => log('ERROR', m, meta),
+  };
+}
