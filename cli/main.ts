@@ -28,11 +28,12 @@ export async function main(argv: string[]): Promise<void> {
   exitQuietlyOnClosedPipe(process.stdout);
   exitQuietlyOnClosedPipe(process.stderr);
   const { buildProgram } = await import('./program.js');
+  const { helpArgv } = await import('./help.js');
   let code = 0;
   const program = buildProgram((c) => (code = c));
   const verbose = argv.includes('--verbose');
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(helpArgv(argv));
   } catch (err) {
     code = report(err, verbose);
   }

@@ -4,6 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { PulseError } from '../runtime/errors.js';
+import { teach, version } from './help.js';
 import type * as O from './options.js';
 import type { WorkerRunOptions } from './commands/worker.js';
 
@@ -26,10 +27,17 @@ function num(o: Flags, key: string): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 const flag = (o: Flags, key: string): boolean => o[key] === true;
-/** A requiredOption: commander has already refused the command line without it. */
-function required(o: Flags, key: string): string {
+/**
+ * A required option. Not commander's requiredOption: that check runs before the unknown-option check, so `--nod`
+ * would get "required option" instead of commander's did-you-mean `--node`.
+ */
+function required(o: Flags, key: string, cmd: Command): string {
   const v = str(o, key);
-  if (v === undefined) throw new PulseError('usage', `--${key} is required`);
+  if (v === undefined) {
+    const names: string[] = [];
+    for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+    throw new PulseError('usage', `--${key} is required`, { hint: `see: pulse ${names.join(' ')} --help` });
+  }
   return v;
 }
 
@@ -60,7 +68,7 @@ export function buildProgram(exit: ExitSink): Command {
     .option('--nodes <file>', 'nodes.json to use (default: runtime/nodes.json, or $PULSE_NODES)')
     .option('--temporal <address>', 'Temporal frontend host:port (default: $TEMPORAL_ADDRESS, else the embedded dev server)')
     .option('--temporal-ui <url>', 'base URL of that server\'s Web UI, for the printed links (default: $PULSE_TEMPORAL_UI)')
-    .showHelpAfterError('(add --help for usage)')
+    .version(version(), '--version', 'print pulse\'s version')
     .exitOverride();
 
   const model = program.command('model').description('profiles, deploys and status of the qwen38 server').exitOverride();
@@ -75,7 +83,7 @@ export function buildProgram(exit: ExitSink): Command {
     .command('up')
     .description('Bring the profile up on the node.')
     .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
-    .requiredOption('--node <node>', 'node name from nodes.json')
+    .option('--node <node>', 'node name from nodes.json (required)')
     .option('--overlay <dir>', 'add the pairs in DIR/docker-args.txt to EXTRA_DOCKER_ARGS')
     .option('--overlay-wins', 'let an overlay mount replace a profile mount on the same path')
     .option('--yes', 'allow a change on a protected node')
@@ -93,7 +101,7 @@ export function buildProgram(exit: ExitSink): Command {
       const opts: O.UpOptions = {
         ...globals(cmd),
         profile,
-        node: required(o, 'node'),
+        node: required(o, 'node', cmd),
         overlay: str(o, 'overlay'),
         overlayWins: flag(o, 'overlayWins'),
         yes: flag(o, 'yes'),
@@ -112,14 +120,14 @@ export function buildProgram(exit: ExitSink): Command {
   model
     .command('down')
     .description('Stop the server on the node.')
-    .requiredOption('--node <node>', 'node name')
+    .option('--node <node>', 'node name from nodes.json (required)')
     .option('--yes', 'allow a change on a protected node')
     .option('--detach', 'start the deploy and return without following it')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
+      const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
       await runLazy(() => import('./commands/down.js'), opts);
     });
 
@@ -146,11 +154,11 @@ export function buildProgram(exit: ExitSink): Command {
   model
     .command('smoke')
     .description('Send one short chat completion on the node. A protected node needs --yes.')
-    .requiredOption('--node <node>', 'node name')
+    .option('--node <node>', 'node name from nodes.json (required)')
     .option('--yes', 'allow the request on a protected node')
     .option('--json', 'machine-readable output')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.SmokeOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes') };
+      const opts: O.SmokeOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes') };
       await runLazy(() => import('./commands/smoke.js'), opts);
     });
 
@@ -163,21 +171,21 @@ export function buildProgram(exit: ExitSink): Command {
   model
     .command('watch')
     .description('Follow the deploy that holds the node.')
-    .requiredOption('--node <node>', 'node name')
+    .option('--node <node>', 'node name from nodes.json (required)')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node') };
+      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node', cmd) };
       await runLazy(() => import('./commands/watch.js'), opts);
     });
 
   model
     .command('cancel')
     .description('Cancel the deploy that holds the node; it then marks the node failed. A protected node needs --yes.')
-    .requiredOption('--node <node>', 'node name')
+    .option('--node <node>', 'node name from nodes.json (required)')
     .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node'), yes: flag(o, 'yes') };
+      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes') };
       await runLazy(() => import('./commands/cancel.js'), opts);
     });
 
@@ -208,5 +216,6 @@ export function buildProgram(exit: ExitSink): Command {
       await runLazy(() => import('./commands/worker.js'), opts);
     });
 
+  teach(program);
   return program;
 }

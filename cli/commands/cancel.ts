@@ -8,20 +8,22 @@ import { PulseError } from '../../runtime/errors.js';
 import { cancelDeploy, runningDeploy, workerPolls, type DeployRef } from '../deploy-client/index.js';
 import { connectTemporal, uiLink } from '../temporal.js';
 
-/** Refuses a protected node without --yes, before any Temporal connection; a node nodes.json cannot vouch for too. */
+/**
+ * An unknown node is a config error (as in every command); a protected node is refused without --yes, before any
+ * Temporal connection, and so is a node whose nodes.json cannot be read (it cannot vouch for it) unless --yes.
+ */
 async function refuseProtected(opts: CancelOptions): Promise<void> {
-  if (opts.yes) return;
-  const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
+  const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
-  let isProtected: boolean;
+  let config;
   try {
-    const config = loadNodesConfig(resolveNodesPath(opts.nodes));
-    if (!Object.hasOwn(config.nodes, opts.node)) throw new Error(`${config.file} has no node ${opts.node}`);
-    isProtected = config.nodes[opts.node]?.protected ?? true;
+    config = loadNodesConfig(resolveNodesPath(opts.nodes));
   } catch (e) {
+    if (opts.yes) return;
     throw new PulseError('refused', `cannot tell whether ${opts.node} is protected (${(e as Error).message}); add --yes to cancel the deploy on it`);
   }
-  if (isProtected) {
+  const isProtected = nodeOf(config, opts.node).protected;
+  if (isProtected && !opts.yes) {
     throw new PulseError('refused', `node ${opts.node} is protected; add --yes to cancel the deploy on it`, {
       hint: 'the cancelled deploy marks the node failed and disables its gateway endpoint once its stop step has begun',
     });

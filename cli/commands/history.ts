@@ -3,6 +3,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
 import type { DeployResult } from '../../runtime/model/index.js';
 import { PulseError } from '../../runtime/errors.js';
+import { knownNode } from '../known-node.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
 
 export interface HistoryRow {
@@ -87,6 +88,7 @@ function printTable(rows: HistoryRow[], hint: string | null): void {
 
 export async function run(opts: HistoryOptions): Promise<number> {
   historyQuery(opts.node); // a bad node name fails before any connection
+  if (opts.node !== undefined) knownNode(opts.nodes, opts.node); // and so does one nodes.json does not know (exit 3)
   const t = await connectTemporal(opts);
   try {
     const rows = await listHistory(t.client, t.target, opts.node, opts.limit);

@@ -1,15 +1,15 @@
 /**
  * `pulse model status [--node] [--json] [--no-http] [--gpu-probe] [--yes]`: asks every node in parallel (one
  * read-only script each) and, only when a Temporal server is configured or already running, which deploy holds
- * each node. It never starts a server and loads the Temporal SDK only in that case. Exit 0 only if every node
- * answered.
+ * each node. It never starts a server and loads the Temporal SDK only in that case. Exit 0 when every node
+ * answered and is healthy; 6 when one did not answer; 7 (not-ready) when one is failing, failed or down.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { defaultStateDir } from '../../runtime/state.js';
-import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
+import { collectStatus, judged, selectNodes } from '../../runtime/status/collect.js';
 import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
 import type { DeployProgress } from '../../runtime/model/index.js';
@@ -85,7 +85,7 @@ function timedLookup(nodes: string[], opts: StatusOptions): Promise<DeployLookup
   return Promise.race([lookup, giveUp]).finally(() => clearTimeout(timer));
 }
 
-/** Run status; prints the table or --json; exit 0 when every node answered, else the unreachable exit code. */
+/** Run status; prints the table or --json; the exit code says whether every node answered and is healthy. */
 export async function run(opts: StatusOptions): Promise<number> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const req = { node: opts.node, http: !opts.noHttp, gpuProbe: opts.gpuProbe, yes: opts.yes };
@@ -97,8 +97,10 @@ export async function run(opts: StatusOptions): Promise<number> {
   ]);
   for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
   if (deploys.note) report.notes.push(deploys.note);
+  judged(report); // a deploy in progress turns "failing" into "deploying"
   print(report, opts.json);
-  return report.allAnswered ? 0 : FAILURES.unreachable.exit;
+  if (!report.allAnswered) return FAILURES.unreachable.exit;
+  return report.allHealthy ? 0 : FAILURES['not-ready'].exit;
 }
 
 /** $PULSE_STATUS_TIMEOUT_S: how long status waits for one node (default 45 s). */

@@ -4,8 +4,10 @@ import { latestDeploy } from '../deploy-client/index.js';
 import { followAndShow } from '../deploy-view.js';
 import type { NodeOnlyOptions } from '../options.js';
 import { connectTemporal } from '../temporal.js';
+import { knownNode } from '../known-node.js';
 
 export async function run(opts: NodeOnlyOptions): Promise<number> {
+  knownNode(opts.nodes, opts.node);
   const t = await connectTemporal(opts);
   try {
     const last = await latestDeploy(t, opts.node);

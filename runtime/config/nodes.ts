@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { PulseError } from '../errors.js';
+import { unknownName } from '../suggest.js';
 import { displayPath } from '../paths.js';
 import { parseDockerArgs } from './docker-args.js';
 import { NodesFileSchema, type NodeConfig, type NodesFile, type RecipeConfig } from './nodes-schema.js';
@@ -116,9 +117,12 @@ export function loadNodesConfig(file: string): NodesConfig {
   return parseNodesConfig(text, file);
 }
 
-/** The node named `name`, or a refusal that lists the known nodes. */
+/**
+ * The node named `name`, or a config error (exit 3 in every command, as the README says) that lists the known
+ * nodes and the closest one.
+ */
 export function nodeOf(cfg: NodesConfig, name: string): NodeConfig {
   const node = Object.hasOwn(cfg.nodes, name) ? cfg.nodes[name] : undefined;
-  if (!node) throw new PulseError('refused', `unknown node "${name}"; known nodes: ${Object.keys(cfg.nodes).join(', ')}`);
+  if (!node) throw new PulseError('config', unknownName('node', name, Object.keys(cfg.nodes)));
   return node;
 }

@@ -2,6 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { PulseError } from '../errors.js';
+import { unknownName } from '../suggest.js';
 import { displayPath, profilesDir } from '../paths.js';
 import { parseProfile, type Profile } from './profile.js';
 
@@ -25,9 +26,9 @@ export function loadProfiles(dir: string = profilesDir()): Map<string, Profile> 
   return out;
 }
 
-/** The profile named `name`, or a refusal that lists the known profiles. */
+/** The profile named `name`, or a config error that lists the known profiles and the closest one. */
 export function profileOf(profiles: ReadonlyMap<string, Profile>, name: string): Profile {
   const p = profiles.get(name);
-  if (!p) throw new PulseError('refused', `unknown profile "${name}"; known profiles: ${[...profiles.keys()].join(', ')}`);
+  if (!p) throw new PulseError('config', unknownName('profile', name, [...profiles.keys()]));
   return p;
 }

@@ -7,13 +7,14 @@ import { PulseError } from '../errors.js';
 import { failureOf } from '../node/outcome.js';
 import { probeHost } from '../steps/inputs.js';
 import { readNodeStateSync } from '../state.js';
-import type { NodesConfig, NodeConfig } from '../config/nodes.js';
+import { nodeOf, type NodesConfig, type NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
 import type { NodeLock, NodeState } from '../model/index.js';
 import { nodeLock } from '../steps/lock.js';
 import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';
+import { verdictOf } from './verdict.js';
 
 /** A node whose script has not finished by then is shown as not answering (its process group is killed). */
 export const DEFAULT_NODE_TIMEOUT_MS = 45_000;
@@ -44,8 +45,7 @@ export function targetOf(name: string, node: NodeConfig): NodeTarget {
 /** The node names a status run covers; an unknown --node is refused, a protected --node --gpu-probe without --yes too. */
 export function selectNodes(config: NodesConfig, req: StatusRequest): string[] {
   if (req.node === undefined) return Object.keys(config.nodes);
-  const node = Object.hasOwn(config.nodes, req.node) ? config.nodes[req.node] : undefined;
-  if (!node) throw new PulseError('usage', `unknown node "${req.node}"; known nodes: ${Object.keys(config.nodes).join(', ')}`);
+  const node = nodeOf(config, req.node);
   if (req.gpuProbe && node.protected && !req.yes) {
     throw new PulseError('refused', `${req.node} is protected: status --gpu-probe starts a GPU container there and needs --yes`);
   }
@@ -75,7 +75,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
     kvCache: { line: null, source: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
-    deploy: null, lock: null, gpuProbe: null, warnings: [],
+    deploy: null, lock: null, gpuProbe: null, verdict: 'unreachable', healthy: false, warnings: [],
   };
 }
 
@@ -186,5 +186,12 @@ export async function collectStatus(config: NodesConfig, req: StatusRequest, dep
   const notes: string[] = [];
   const skipped = nodes.filter((n) => n.protected && req.gpuProbe && n.gpuProbe?.ran === false).map((n) => n.node);
   if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
-  return { version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), nodes, notes };
+  return judged({ version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), allHealthy: false, nodes, notes });
+}
+
+/** Sets each node's health word and the report's allHealthy (again after the deploys in progress are known). */
+export function judged(report: StatusReport): StatusReport {
+  for (const n of report.nodes) Object.assign(n, verdictOf(n));
+  report.allHealthy = report.nodes.every((n) => n.healthy);
+  return report;
 }

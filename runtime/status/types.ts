@@ -10,6 +10,28 @@ export type { LogConfigStatus } from './log-config.js';
 
 export const STATUS_JSON_VERSION = 1;
 
+/** The one health word of a node (runtime/status/verdict.ts decides it). */
+export type HealthWord =
+  /** The server answers /v1/models with 200. */
+  | 'serving'
+  /** The container runs; no request was sent (--no-http, protected node without --yes). */
+  | 'running'
+  /** The container runs and the server does not answer yet, while its up is still waiting for it. */
+  | 'starting'
+  /** A deploy holds the node now (its step is in the DEPLOY column). */
+  | 'deploying'
+  /** No server, and none is expected: the last deploy was a down, or pulse never deployed here. */
+  | 'stopped'
+  /** The container runs but the server does not answer 200, and no deploy is waiting for it. */
+  | 'failing'
+  /** The last deploy failed and the server does not serve. */
+  | 'failed'
+  /** The last up left a server here, and its container is gone or stopped. */
+  | 'down'
+  /** The node did not answer. */
+  | 'unreachable';
+
+
 export interface ContainerStatus {
   name: string;
   exists: boolean;
@@ -133,13 +155,19 @@ export interface NodeStatus {
    */
   lock: NodeLock | null;
   gpuProbe: GpuProbeStatus | null;
+  /** One health word with one meaning (runtime/status/verdict.ts): serving, running, starting, deploying, stopped, failing, failed, down, unreachable. */
+  verdict: HealthWord;
+  /** false for failing, failed, down and unreachable: status then exits non-zero. */
+  healthy: boolean;
   warnings: string[];
 }
 
 export interface StatusReport {
   version: typeof STATUS_JSON_VERSION;
-  /** Every node answered (the exit code is 0 exactly when this is true). */
+  /** Every node answered (else the exit code is 6). */
   allAnswered: boolean;
+  /** Every node is healthy (see NodeStatus.healthy); the exit code is 7 when a node answered but is not. */
+  allHealthy: boolean;
   nodes: NodeStatus[];
   /** Command-level notes: why deploys are not shown, which nodes the GPU probe skipped. */
   notes: string[];

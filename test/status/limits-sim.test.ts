@@ -144,9 +144,9 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     JSON.parse(r.stdout);
   });
 
-  test('an unknown --node is a usage error naming the known nodes', async () => {
+  test('an unknown --node is a config error naming the known nodes (exit 3, as in every command)', async () => {
     const r = await cli(['model', 'status', '--node', 'spark9']);
-    assert.equal(r.code, 2);
+    assert.equal(r.code, 3);
     assert.match(r.stderr, /unknown node "spark9"; known nodes: spark1, spark2, spark3/);
   });
 

@@ -48,9 +48,9 @@ function report(): StatusReport {
     node: 'spark1', protected: true, answered: false, error: `unreachable: ${'x'.repeat(300)}`, recipe: null, container: null, containers: [],
     env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null },
     kvCache: { line: null, source: null }, memory: null, gpuProcesses: null, lastDeploy: null, deploy: null, lock: null, gpuProbe: null,
-    warnings: [`a long warning ${'word '.repeat(60)}`],
+    verdict: 'unreachable', healthy: false, warnings: [`a long warning ${'word '.repeat(60)}`],
   };
-  return { version: 1, allAnswered: false, nodes: [n], notes: [`a note ${'word '.repeat(40)}`] };
+  return { version: 1, allAnswered: false, allHealthy: false, nodes: [n], notes: [`a note ${'word '.repeat(40)}`] };
 }
 
 test('table: every line fits 100 columns, long text wraps, colour only when asked', () => {

@@ -76,11 +76,11 @@ test('plan: a bad READY_TIMEOUT_S is an error naming the profile line', () => {
 test('plan: unknown profile or node refuses and lists the known ones', () => {
   assert.throws(
     () => buildUpPlan(cfg, PROFILES, opts({ profile: 'nope' }), NOW),
-    (e: unknown) => isPulseError(e) && e.kind === 'refused' && e.message === 'unknown profile "nope"; known profiles: fast, bare, exp, draft, dual, badready',
+    (e: unknown) => isPulseError(e) && e.kind === 'config' && e.message === 'unknown profile "nope"; known profiles: fast, bare, exp, draft, dual, badready',
   );
   assert.throws(
     () => buildUpPlan(cfg, PROFILES, opts({ node: 'spark9' }), NOW),
-    (e: unknown) => isPulseError(e) && e.kind === 'refused' && e.message === 'unknown node "spark9"; known nodes: spark1, spark2, spark3',
+    (e: unknown) => isPulseError(e) && e.kind === 'config' && e.message === 'unknown node "spark9"; known nodes: spark1, spark2, spark3',
   );
   assert.throws(() => buildDownPlan(cfg, { node: 'spark9', yes: false }, NOW), /unknown node "spark9"; known nodes: spark1, spark2, spark3/);
 });

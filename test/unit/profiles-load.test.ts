@@ -42,7 +42,7 @@ test('loadProfiles: a missing folder is a config error', () => {
 
 test('profileOf: an unknown name refuses and lists the known ones', () => {
   withDir({ 'a.env': '# pulse-recipe: r\n' }, (dir) => {
-    assert.throws(() => profileOf(loadProfiles(dir), 'z'), (e: unknown) => isPulseError(e) && e.kind === 'refused' && e.message === 'unknown profile "z"; known profiles: a');
+    assert.throws(() => profileOf(loadProfiles(dir), 'z'), (e: unknown) => isPulseError(e) && e.kind === 'config' && e.message === 'unknown profile "z"; known profiles: a');
   });
 });
 

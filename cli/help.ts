@@ -1,0 +1,112 @@
+/**
+ * What `--help` teaches beyond commander's option list: examples for each command, the exit codes (from the one
+ * failure table) and the environment variables; and one error style for commander's own errors (`pulse: …`, a
+ * did-you-mean, then where the usage is), the same as every other error of pulse.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { exitCodeLines } from '../runtime/failures.js';
+
+/** Examples by command path (`model up`), printed under the options. */
+const EXAMPLES: Record<string, string[]> = {
+  '': ['pulse model profiles', 'pulse model up best --node spark2', 'pulse model status', 'pulse help model up'],
+  model: ['pulse model up best --node spark2', 'pulse model status --node spark2', 'pulse model history --node spark2'],
+  'model profiles': ['pulse model profiles', 'pulse model profiles --json'],
+  'model up': [
+    'pulse model up best --node spark2                 # deploy and follow it live',
+    'pulse model up best --node spark2 --dry-run       # print the .env and every step; run nothing',
+    'pulse model up best --node spark2 --dry-run --preflight',
+    'pulse model up datagen --node spark1 --yes        # spark1 is protected',
+    'pulse model up best --node spark2 --detach        # start it; follow later with watch',
+  ],
+  'model down': ['pulse model down --node spark2', 'pulse model down --node spark1 --yes'],
+  'model status': ['pulse model status', 'pulse model status --node spark2 --json', 'pulse model status --no-http'],
+  'model smoke': ['pulse model smoke --node spark2', 'pulse model smoke --node spark1 --yes'],
+  'model fragment': ['pulse model fragment'],
+  'model watch': ['pulse model watch --node spark2'],
+  'model cancel': ['pulse model cancel --node spark2', 'pulse model cancel --node spark1 --yes'],
+  'model history': ['pulse model history', 'pulse model history --node spark2 --limit 5 --json'],
+  'model diff': ['pulse model diff best --node spark2         # exit 1 when the running .env differs'],
+  'model logs': ['pulse model logs --node spark2 --tail 50', 'pulse model logs --node spark2 -f', 'pulse model logs --node spark2 --deploy'],
+  worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
+};
+
+const ENVIRONMENT: [string, string][] = [
+  ['PULSE_NODES', 'nodes.json to use (like --nodes)'],
+  ['PULSE_PROFILES_DIR', 'the profiles folder (default runtime/qwen38/profiles)'],
+  ['PULSE_STATE_DIR', 'node state and gateway file (default $XDG_STATE_HOME/pulse/runtime)'],
+  ['PULSE_SSH_CONFIG', 'the ssh config that names the nodes\' ssh targets'],
+  ['PULSE_STATUS_TIMEOUT_S', 'how long status waits for one node (default 45)'],
+  ['TEMPORAL_ADDRESS', 'a Temporal server you run (like --temporal); unset: the embedded one'],
+  ['TEMPORAL_NAMESPACE', 'that server\'s namespace (default: default)'],
+  ['TEMPORAL_API_KEY', 'that server\'s API key'],
+  ['TEMPORAL_TLS...', 'that server\'s TLS (docs/PRODUCTION.md)'],
+  ['PULSE_TEMPORAL_UI', 'that server\'s Web UI base URL, for links (like --temporal-ui)'],
+  ['PULSE_TEMPORAL_PORT', 'gRPC port of the embedded dev server (default 7233)'],
+  ['PULSE_METRICS_ADDRESS', 'pulse worker: serve Prometheus metrics there (like --metrics)'],
+  ['NO_COLOR', 'no colour in the output'],
+];
+
+/** The exit codes of every command, from runtime/failures.ts. */
+export function exitCodesText(): string {
+  return `Exit codes:\n${exitCodeLines().map((l) => `  ${l}`).join('\n')}\n`;
+}
+
+export function environmentText(): string {
+  const w = Math.max(...ENVIRONMENT.map(([n]) => n.length));
+  return `Environment:\n${ENVIRONMENT.map(([n, what]) => `  ${n.padEnd(w)}  ${what}`).join('\n')}\n`;
+}
+
+/** pulse's version, from its package.json (dist/cli/ is two levels below the package root). */
+export function version(): string {
+  const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json');
+  const v = (JSON.parse(readFileSync(pkg, 'utf8')) as { version?: unknown }).version;
+  return typeof v === 'string' ? v : 'unknown';
+}
+
+/** `model up` for the command `up` under `model` under `pulse`. */
+function pathOf(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/**
+ * commander's `error: unknown option '--nod'\n(Did you mean --node?)\n` as pulse says it:
+ * `pulse: unknown option '--nod'; did you mean --node?` and `  see: pulse model up --help`.
+ */
+export function restyle(text: string, cmdPath: string): string {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const first = (lines[0] ?? 'bad command line').replace(/^error:\s*/, '');
+  const guess = lines.slice(1).map((l) => /^\(Did you mean (.+)\?\)$/.exec(l)?.[1]).find((g) => g !== undefined);
+  const more = lines.slice(1).filter((l) => !/^\(Did you mean /.test(l));
+  const said = [first, ...more].join('; ') + (guess ? `; did you mean ${guess}?` : '');
+  return `pulse: ${said}\n  see: pulse${cmdPath ? ` ${cmdPath}` : ''} --help\n`;
+}
+
+/** Adds the examples (and, on the top two levels, exit codes and environment) and the error style to every command. */
+export function teach(cmd: Command): void {
+  const p = pathOf(cmd);
+  cmd.configureOutput({ outputError: (text, write) => write(restyle(text, p)) });
+  const examples = EXAMPLES[p];
+  const footer: string[] = [];
+  if (examples) footer.push(`Examples:\n${examples.map((e) => `  ${e}`).join('\n')}\n`);
+  if (p === '' || p === 'model') footer.push(exitCodesText(), environmentText());
+  else footer.push('Exit codes and environment variables: pulse --help\n');
+  cmd.addHelpText('after', `\n${footer.join('\n')}`);
+  for (const sub of cmd.commands) teach(sub);
+}
+
+/** Global options that take a value: their value is not a command name. */
+const VALUE_OPTIONS = new Set(['--nodes', '--temporal', '--temporal-ui']);
+
+/** `pulse help model up` means `pulse model up --help` (commander's help command takes only one name). */
+export function helpArgv(argv: string[]): string[] {
+  let i = 2;
+  while (i < argv.length && (argv[i] ?? '').startsWith('-')) i += VALUE_OPTIONS.has(argv[i] ?? '') ? 2 : 1;
+  if (argv[i] !== 'help') return argv;
+  const names = argv.slice(i + 1);
+  return names.length === 0 ? argv : [...argv.slice(0, i), ...names, '--help'];
+}

@@ -1,0 +1,108 @@
+/**
+ * The exit-code table (runtime/failures.ts) from real commands that need no node and no Temporal server: usage (2),
+ * config (3, an unknown node is 3 in every command), refused (4), Temporal unreachable (10); one error style
+ * (`pulse: …`, then one indented line), did-you-mean, `--version` and help that teaches. The node and deploy codes are
+ * proven against the simulator (test/deploy/exit-codes-sim.test.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli, ROOT } from '../helpers/cli.js';
+import { FAILURES, exitCodeLines } from '../../runtime/failures.js';
+
+const fleet = path.join(ROOT, 'test/fixtures/nodes/fleet.json');
+const sandbox = mkdtempSync(path.join(os.tmpdir(), 'pulse-exit-codes-'));
+// A dead Temporal address (nothing listens on port 1) and a sandboxed state dir: nothing here may reach either first.
+const env = { HOME: sandbox, XDG_STATE_HOME: path.join(sandbox, 'state'), PULSE_STATE_DIR: path.join(sandbox, 'pulse'), TEMPORAL_ADDRESS: '127.0.0.1:1', PULSE_PROFILES_DIR: '', PULSE_NODES: fleet };
+const pulse = (args: string[]) => runCli(args, env);
+
+/** One `pulse: …` line, then at most one indented hint line: the one error style. */
+function oneError(stderr: string, first: RegExp): void {
+  const lines = stderr.trimEnd().split('\n');
+  assert.ok(lines.length <= 2, stderr);
+  assert.match(lines[0] ?? '', first);
+  if (lines[1] !== undefined) assert.match(lines[1], /^ {2}\S/, stderr);
+  assert.doesNotMatch(stderr, /^error:|add --help for usage/m, stderr);
+}
+
+const unknownNode = /^pulse: unknown node "spark9"; known nodes: spark1, spark2, spark3$/;
+
+const cases: { name: string; args: string[]; code: number; first: RegExp }[] = [
+  // usage (2)
+  { name: 'unknown command, with a did-you-mean', args: ['model', 'statu'], code: 2, first: /^pulse: unknown command 'statu'; did you mean status\?$/ },
+  { name: 'mistyped required option, with a did-you-mean', args: ['model', 'up', 'best', '--nod', 'spark2'], code: 2, first: /^pulse: unknown option '--nod'; did you mean --node\?$/ },
+  { name: 'missing required option', args: ['model', 'up', 'best'], code: 2, first: /^pulse: --node is required$/ },
+  { name: 'missing --node on down', args: ['model', 'down'], code: 2, first: /^pulse: --node is required$/ },
+  { name: 'bad number', args: ['model', 'up', 'best', '--node', 'spark2', '--timeout-s', 'x', '--dry-run'], code: 2, first: /^pulse: .*--timeout-s must be a positive number/ },
+  { name: '--preflight without --dry-run', args: ['model', 'up', 'best', '--node', 'spark2', '--preflight'], code: 2, first: /^pulse: --preflight works only with --dry-run$/ },
+  // config (3): an unknown node or profile, the same in every command, before any connection
+  { name: 'unknown profile, with a did-you-mean', args: ['model', 'up', 'bets', '--node', 'spark2'], code: 3, first: /^pulse: unknown profile "bets"; did you mean best\? known profiles: best, capture, datagen, tp2$/ },
+  { name: 'unknown profile (dry-run)', args: ['model', 'up', 'nope', '--node', 'spark2', '--dry-run'], code: 3, first: /^pulse: unknown profile "nope"; known profiles: best, capture, datagen, tp2$/ },
+  { name: 'unknown node, with a did-you-mean', args: ['model', 'up', 'best', '--node', 'sprak2', '--dry-run'], code: 3, first: /^pulse: unknown node "sprak2"; did you mean spark2\? known nodes/ },
+  { name: 'unknown node: up --dry-run', args: ['model', 'up', 'best', '--node', 'spark9', '--dry-run'], code: 3, first: unknownNode },
+  { name: 'unknown node: up', args: ['model', 'up', 'best', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: down', args: ['model', 'down', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: status', args: ['model', 'status', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: smoke', args: ['model', 'smoke', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: watch', args: ['model', 'watch', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: cancel', args: ['model', 'cancel', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'unknown node: cancel --yes', args: ['model', 'cancel', '--node', 'spark9', '--yes'], code: 3, first: unknownNode },
+  { name: 'unknown node: history', args: ['model', 'history', '--node', 'spark9'], code: 3, first: unknownNode },
+  { name: 'a missing nodes.json', args: ['--nodes', '/nonexistent/nodes.json', 'model', 'status'], code: 3, first: /^pulse: \/nonexistent\/nodes\.json: not found$/ },
+  // refused (4)
+  { name: 'protected node', args: ['model', 'up', 'best', '--node', 'spark1'], code: 4, first: /^pulse: node spark1 is protected; add --yes/ },
+  { name: 'render-only profile', args: ['model', 'up', 'tp2', '--node', 'spark1', '--yes'], code: 4, first: /^pulse: profile tp2 is render-only/ },
+  // Temporal unreachable (10)
+  { name: 'history with no Temporal server', args: ['model', 'history'], code: 10, first: /^pulse: cannot reach the Temporal server at 127\.0\.0\.1:1/ },
+];
+
+for (const c of cases) {
+  test(`exit ${c.code}: ${c.name}`, async () => {
+    const r = await pulse(c.args);
+    assert.equal(r.code, c.code, r.stderr);
+    oneError(r.stderr, c.first);
+    assert.equal(r.stdout, '');
+  });
+}
+
+test('the codes above are the table\'s', () => {
+  assert.deepEqual([FAILURES.usage.exit, FAILURES.config.exit, FAILURES.refused.exit, FAILURES.temporal.exit], [2, 3, 4, 10]);
+});
+
+test('--version prints the package version and exits 0', async () => {
+  const r = await pulse(['--version']);
+  assert.equal(r.code, 0, r.stderr);
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  assert.equal(r.stdout.trim(), pkg.version);
+});
+
+test('pulse --help lists every exit code of the table and the environment variables', async () => {
+  const r = await pulse(['--help']);
+  assert.equal(r.code, 0, r.stderr);
+  for (const line of exitCodeLines()) assert.ok(r.stdout.includes(line), `--help lists: ${line}`);
+  for (const v of ['PULSE_NODES', 'PULSE_STATE_DIR', 'TEMPORAL_ADDRESS', 'PULSE_STATUS_TIMEOUT_S', 'NO_COLOR']) assert.match(r.stdout, new RegExp(`^  ${v}\\b`, 'm'));
+  assert.match(r.stdout, /^Examples:$/m);
+});
+
+test('pulse help model up prints up\'s help (not model\'s), with examples and the required option marked', async () => {
+  const r = await pulse(['help', 'model', 'up']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Usage: pulse model up \[options\] <profile>/m);
+  assert.match(r.stdout, /--node <node> +node name from nodes\.json \(required\)/);
+  assert.match(r.stdout, /^Examples:\n {2}pulse model up best --node spark2/m);
+  const same = await pulse(['model', 'up', '--help']);
+  assert.equal(same.stdout, r.stdout);
+});
+
+test('every command\'s --help has examples', async () => {
+  for (const verb of ['profiles', 'up', 'down', 'status', 'smoke', 'fragment', 'watch', 'cancel', 'history']) {
+    const r = await pulse(['model', verb, '--help']);
+    assert.equal(r.code, 0, `${verb}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^Examples:\\n {2}pulse model ${verb}`, 'm'), verb);
+    assert.match(r.stdout, /Exit codes and environment variables: pulse --help/, verb);
+  }
+  const w = await pulse(['worker', '--help']);
+  assert.match(w.stdout, /^Examples:\n {2}pulse worker/m);
+});
