@@ -117,7 +117,7 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   };
   const worker = await Worker.create({ ...common, taskQueue, workflowBundle: { codePath }, activities: separate ? parts.node : acts });
   const gateway = separate && opts.gateway !== false ? await Worker.create({ ...common, taskQueue: gatewayQueue, activities: parts.state }) : null;
-  const promote = (signal: AbortSignal): Promise<void> => promoteLogged({ namespace: common.namespace, service: opts.connection.workflowService, identity: worker.options.identity, version, signal }, logger);
+  const promote = (signal: AbortSignal): Promise<void> => promoteLogged({ namespace: common.namespace, service: opts.connection.workflowService, identity: worker.options.identity, taskQueue, version, signal }, logger);
   return { worker, gateway, version, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...runTogether(worker, gateway, logger, promote, () => real.close()) };
 }
 

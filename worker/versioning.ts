@@ -6,9 +6,10 @@
  * same release agree on it without configuration.
  *
  * New deploys go to the deployment's *current* version. A worker makes its own version current when there is none,
- * or when the current one is older and this build was never current before — so a newly started release takes
- * over, while an old release restarted to drain its pinned deploys, or a build rolled back by an operator
- * (`temporal worker deployment set-current-version`), does not take over again.
+ * when no live worker of the current build polls (new deploys would wait for nobody), or when the current one is
+ * older and this build was never current before — so a newly started release takes over, while an old release
+ * restarted to drain its pinned deploys, or a build rolled back by an operator (`temporal worker deployment
+ * set-current-version`), does not take over from a running newer build.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 import type { NativeConnection } from '@temporalio/worker';
+import { buildPolls, type PollerLike } from '../runtime/pollers.js';
 
 export const DEPLOYMENT_NAME = 'pulse';
 
@@ -58,6 +60,8 @@ export interface PromoteOptions {
   namespace: string;
   version: BuildVersion;
   identity: string;
+  /** The deploy (workflow) task queue: whether the current build still has a live worker is read from its pollers. */
+  taskQueue: string;
   /** Bound on the retries while the server registers this version (first poll → visible in the deployment). */
   attempts?: number;
   /** First pause between attempts; doubles up to 2 s. */
@@ -94,19 +98,31 @@ function seconds(t: { seconds?: unknown } | null | undefined): number {
 
 /**
  * What to do with the deployment as it stands: null = this version is not visible yet (retry), else a decision.
- * Pure, so the rule is tested apart from a server.
+ * `currentPolls`: a live worker of the current build polls the deploy queue. Pure, so the rule is tested apart
+ * from a server.
  */
-export function decide(info: DeploymentLike | null | undefined, buildId: string): 'promote' | PromoteOutcome | null {
+export function decide(info: DeploymentLike | null | undefined, buildId: string, currentPolls: boolean): 'promote' | PromoteOutcome | null {
   const summaries = info?.versionSummaries ?? [];
   const mine = summaries.find((s) => s.deploymentVersion?.buildId === buildId);
   if (!mine) return null;
-  const current = info?.routingConfig?.currentDeploymentVersion?.buildId;
+  const current = currentBuildOf(info);
   if (!current) return 'promote';
   if (current === buildId) return { kind: 'already-current' };
+  if (!currentPolls) return 'promote';
   if (mine.firstActivationTime) return { kind: 'left', current, reason: 'this build was current before (rolled back or draining)' };
   const theirs = summaries.find((s) => s.deploymentVersion?.buildId === current);
   if (theirs && seconds(theirs.createTime) > seconds(mine.createTime)) return { kind: 'left', current, reason: 'the current build is newer' };
   return 'promote';
+}
+
+function currentBuildOf(info: DeploymentLike | null | undefined): string | undefined {
+  return info?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
+}
+
+async function currentPolls(o: PromoteOptions, current: string | undefined): Promise<boolean> {
+  if (!current || current === o.version.buildId) return true;
+  const res = await o.service.describeTaskQueue({ namespace: o.namespace, taskQueue: { name: o.taskQueue, kind: 1 }, taskQueueType: 1 }); // NORMAL, WORKFLOW
+  return buildPolls((res.pollers ?? []) as PollerLike[], current);
 }
 
 /**
@@ -131,10 +147,10 @@ export async function promoteVersion(o: PromoteOptions): Promise<PromoteOutcome>
       if (grpcCode(err) === GRPC_NOT_FOUND) continue; // the deployment is created by the first poll
       throw err;
     }
-    const d = decide(res.workerDeploymentInfo, o.version.buildId);
+    const d = decide(res.workerDeploymentInfo, o.version.buildId, await currentPolls(o, currentBuildOf(res.workerDeploymentInfo)));
     if (d === null) continue;
     if (d !== 'promote') return d;
-    const previous = res.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId ?? null;
+    const previous = currentBuildOf(res.workerDeploymentInfo) ?? null;
     try {
       await o.service.setWorkerDeploymentCurrentVersion({
         namespace: o.namespace,

@@ -9,6 +9,7 @@ import type { ProgressPrinter } from '../progress-printer.js';
 import type { PulseTemporal } from '../temporal.js';
 import type { DeployRef } from './deploys.js';
 import { WorkerKeeper } from './local-worker.js';
+import { watchPinnedBuild } from './pinned-build.js';
 import { openDeploys } from './presence.js';
 
 export interface FollowOptions {
@@ -36,7 +37,8 @@ export interface Followed {
 export async function followDeploy(t: PulseTemporal, ref: DeployRef, o: FollowOptions): Promise<Followed> {
   const keeper = new WorkerKeeper(t, (l) => o.printer.progress(l), { nodes: o.nodes, verbose: o.verbose === true });
   if (!o.closed) await keeper.start();
-  const outcome = await followRun(t.client, ref.workflowId, ref.runId, { printer: o.printer, signal: o.signal });
+  const stopPinCheck = o.closed ? () => undefined : watchPinnedBuild(t, ref, (l) => o.printer.line(l));
+  const outcome = await followRun(t.client, ref.workflowId, ref.runId, { printer: o.printer, signal: o.signal }).finally(stopPinCheck);
   const ranWorker = keeper.local !== null;
   await o.whileOpen?.(outcome, ranWorker);
   await keeper.stop();

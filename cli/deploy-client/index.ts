@@ -7,3 +7,4 @@ export { cancelDeploy, latestDeploy, runningDeploy, startDeploy, stateDiskFull, 
 export { followDeploy, type Followed, type FollowOptions } from './follow.js';
 export { ensureWorker, WorkerKeeper, type LocalWorker } from './local-worker.js';
 export { openDeploys, pollerAlive, queuesServed, workerPolls } from './presence.js';
+export { pinnedBuildNote, unservedPinnedBuild } from './pinned-build.js';

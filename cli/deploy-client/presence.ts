@@ -2,29 +2,11 @@
  * Worker presence: whether a live worker polls the pulse task queues, and how many deploys are open. The server
  * keeps a dead poller listed for minutes, so liveness is judged here (pid on this host, last poll elsewhere).
  */
-import os from 'node:os';
-import { pidAlive } from '../../runtime/pid.js';
+import { pollerAlive, type PollerLike } from '../../runtime/pollers.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from '../temporal.js';
 
-interface PollerLike {
-  identity?: string | null;
-  lastAccessTime?: { seconds?: number | { toNumber(): number } | null } | null;
-}
-
-const REMOTE_POLLER_FRESH_S = 90; // a live worker re-polls within the server's ~70 s long-poll timeout
-
-/**
- * Whether a poller the server remembers is still alive. The server keeps pollers listed for minutes after they
- * die, so a worker on this host (SDK identity `<pid>@<host>`) is checked by pid; others by their last poll time.
- */
-export function pollerAlive(p: PollerLike, nowMs = Date.now(), host = os.hostname()): boolean {
-  const m = /^(\d+)@(.+)$/.exec(p.identity ?? '');
-  if (m && m[2] === host) return pidAlive(Number(m[1]));
-  const s = p.lastAccessTime?.seconds;
-  const sec = s && typeof s === 'object' ? s.toNumber() : Number(s ?? 0);
-  return nowMs / 1000 - sec < REMOTE_POLLER_FRESH_S;
-}
+export { pollerAlive };
 
 async function livePoller(t: PulseTemporal, name: string, type: 1 | 2): Promise<boolean> {
   const res = await t.client.workflowService.describeTaskQueue({

@@ -6,15 +6,18 @@
  * 1. a deploy started on A keeps all its remaining workflow and activity tasks on A after B comes up and becomes
  *    current, while a new deploy runs on B;
  * 2. the rolling procedure: C comes up, B stops only after its running deploy ended there;
- * 3. a deploy whose build lost its last worker waits (the newer build never takes it), and finishes when that
- *    build's worker comes back — which serves it without taking new deploys back from the current build.
+ * 3. a deploy whose build lost its last worker waits (the newer build never takes it; watch says so), and
+ *    finishes when that build's worker comes back — which serves it without taking new deploys back from the
+ *    running current build; once the current build's last worker is gone, a starting older build does take over.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
+import { pinnedBuildNote, unservedPinnedBuild } from '../../cli/deploy-client/index.js';
 import type { DeployResult } from '../../runtime/model/index.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../worker/main.js';
 import type { PulseWorker } from '../../worker/main.js';
@@ -28,6 +31,7 @@ const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIO
 
 interface Running {
   w: PulseWorker;
+  identity: string;
   buildId: string;
   lines: string[];
   stop(): Promise<void>;
@@ -52,17 +56,26 @@ describe('upgrading pulse while deploys run', () => {
     return file;
   }
 
-  async function startWorker(name: string, build = name): Promise<Running> {
+  /**
+   * A worker of build `build` in this process. Its identity is `<pid>@<host>` as the SDK's own, with the pid of a
+   * stand-in process that lives exactly as long as the worker: liveness is judged by pid on this host
+   * (runtime/pollers.ts), and every worker still has an identity of its own on the tasks it takes.
+   */
+  async function startWorker(build: string): Promise<Running> {
     const lines: string[] = [];
     const log = (m: string): void => void lines.push(m);
-    const w = await rig.worker({ bundlePath: bundle(build), identity: `worker-${name}`, logger: { info: log, warn: log } });
+    const standIn = spawn('sleep', ['3600'], { stdio: 'ignore' });
+    const identity = `${standIn.pid ?? 0}@${os.hostname()}`;
+    const w = await rig.worker({ bundlePath: bundle(build), identity, logger: { info: log, warn: log } });
     const running = w.run();
     const r: Running = {
-      w, buildId: w.version.buildId, lines,
+      w, identity, buildId: w.version.buildId, lines,
       async stop() {
         w.shutdown();
         await running;
         await w.connection.close();
+        standIn.kill('SIGKILL');
+        await new Promise((res) => (standIn.exitCode === null && standIn.signalCode === null ? standIn.once('exit', res) : res(undefined)));
         workers.splice(workers.indexOf(r), 1);
       },
     };
@@ -82,6 +95,12 @@ describe('upgrading pulse while deploys run', () => {
   async function becomesCurrent(r: Running): Promise<void> {
     const seen = await until(currentBuild, (b) => b === r.buildId, 300, 100);
     assert.equal(seen, r.buildId, `build ${r.buildId} never became current; its log: ${r.lines.join(' | ')}`);
+    await saidSo(r, 'is now the current version');
+  }
+
+  /** The worker's own account (logged once its promotion call returns, a moment after the server shows it). */
+  async function saidSo(r: Running, text: string): Promise<string> {
+    return until(async () => r.lines.join('\n'), (l) => l.includes(text), 100, 100);
   }
 
   async function pinnedTo(h: WorkflowHandle): Promise<{ behavior: number; buildId: string | undefined }> {
@@ -109,7 +128,7 @@ describe('upgrading pulse while deploys run', () => {
     });
   }
 
-  async function assertAllOn(h: WorkflowHandle, r: Running, identity: string): Promise<Task[]> {
+  async function assertAllOn(h: WorkflowHandle, r: Running, identity = r.identity): Promise<Task[]> {
     assert.deepEqual(await pinnedTo(h), { behavior: PINNED, buildId: r.buildId });
     const ts = await tasks(h);
     assert.ok(ts.some((t) => t.kind === 'activity'), 'the deploy ran activities');
@@ -147,10 +166,10 @@ describe('upgrading pulse while deploys run', () => {
     assert.equal(r1?.ok, true, r1?.error ?? '');
     assert.equal(r2?.ok, true, r2?.error ?? '');
 
-    const oldTasks = await assertAllOn(old, a, 'worker-A');
+    const oldTasks = await assertAllOn(old, a);
     // The proof is only worth something if the old deploy still had work to do once B was current.
     assert.ok(oldTasks.filter((t) => t.kind === 'workflow' && t.atMs > bCurrentAt).length >= 2, 'the old deploy ran workflow tasks after B became current');
-    await assertAllOn(fresh, b, 'worker-B');
+    await assertAllOn(fresh, b);
     assert.match(b.lines.join('\n'), new RegExp(`build ${b.buildId} is now the current version .*deploys started on ${a.buildId} finish there`));
     await a.stop();
   });
@@ -165,13 +184,13 @@ describe('upgrading pulse while deploys run', () => {
     await becomesCurrent(c);
     const r = (await running.result()) as DeployResult;
     assert.equal(r.ok, true, r.error ?? '');
-    await assertAllOn(running, b, 'worker-B');
+    await assertAllOn(running, b);
     await b.stop();
 
     const next = await rig.start(rig.downPlan('spark2'));
     const rn = (await next.result()) as DeployResult;
     assert.equal(rn.ok, true, rn.error ?? '');
-    await assertAllOn(next, c, 'worker-C');
+    await assertAllOn(next, c);
   });
 
   it('a deploy whose build has no worker waits for that build, and its returning worker does not take new deploys back', async () => {
@@ -185,15 +204,24 @@ describe('upgrading pulse while deploys run', () => {
     await c.stop(); // the readiness wait is cancelled by the shutdown; its retry belongs to build C
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal((await pinned.describe()).status.name, 'RUNNING');
-    assert.deepEqual((await tasks(pinned)).filter((t) => t.identity !== 'worker-C'), [], 'build D never took a task of the deploy pinned to C');
+    assert.deepEqual((await tasks(pinned)).filter((t) => t.identity !== c.identity), [], 'build D never took a task of the deploy pinned to C');
+    // What watch/up/down say meanwhile (cli/deploy-client/pinned-build.ts).
+    const t = { client: rig.client, target: { namespace: 'default' } };
+    const ref = { workflowId: pinned.workflowId, runId: pinned.firstExecutionRunId };
+    assert.equal(await unservedPinnedBuild(t, ref), c.buildId);
+    assert.match(pinnedBuildNote(c.buildId), new RegExp(`^deploy pinned to build ${c.buildId}; no worker of that build runs — start \`pulse worker\` from that release`));
 
-    const back = await startWorker('C-again', 'C');
+    const back = await startWorker('C');
     assert.equal(back.buildId, c.buildId);
+    assert.equal(await until(() => unservedPinnedBuild(t, ref), (b) => b === null, 100, 100), null, 'the returning worker serves it');
     const r = (await pinned.result()) as DeployResult;
     assert.equal(r.ok, true, r.error ?? '');
     assert.deepEqual(await pinnedTo(pinned), { behavior: PINNED, buildId: c.buildId });
     assert.equal(await currentBuild(), d.buildId);
-    await until(async () => back.lines.join('\n'), (l) => l.includes('serves the deploys pinned to it'), 100, 100);
-    assert.match(back.lines.join('\n'), new RegExp(`build ${c.buildId} serves the deploys pinned to it; new deploys go to the current build ${d.buildId}`));
+    assert.match(await saidSo(back, 'serves the deploys pinned to it'), new RegExp(`build ${c.buildId} serves the deploys pinned to it; new deploys go to the current build ${d.buildId}`));
+
+    await d.stop();
+    const rollback = await startWorker('B');
+    await becomesCurrent(rollback); // no live worker of D: new deploys would wait for nobody
   });
 });

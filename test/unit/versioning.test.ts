@@ -26,14 +26,20 @@ test('the build id is the package version and 12 hex of the bundle hash: stable 
 });
 
 test('decide: wait until the version is visible, promote when nothing is current or a never-current newer build starts', () => {
-  assert.equal(decide(undefined, 'b'), null);
-  assert.equal(decide(info(null, summary('a', 10)), 'b'), null, 'not yet visible: retry');
-  assert.equal(decide(info(null, summary('b', 10)), 'b'), 'promote');
-  assert.equal(decide(info('a', summary('a', 10, true), summary('b', 20)), 'b'), 'promote');
-  assert.deepEqual(decide(info('b', summary('a', 10, true), summary('b', 20, true)), 'b'), { kind: 'already-current' });
+  assert.equal(decide(undefined, 'b', true), null);
+  assert.equal(decide(info(null, summary('a', 10)), 'b', true), null, 'not yet visible: retry');
+  assert.equal(decide(info(null, summary('b', 10)), 'b', true), 'promote');
+  assert.equal(decide(info('a', summary('a', 10, true), summary('b', 20)), 'b', true), 'promote');
+  assert.deepEqual(decide(info('b', summary('a', 10, true), summary('b', 20, true)), 'b', true), { kind: 'already-current' });
 });
 
 test('decide: an older build, or one that was current before (rolled back, draining), leaves the current one alone', () => {
-  assert.deepEqual(decide(info('b', summary('a', 10), summary('b', 20, true)), 'a'), { kind: 'left', current: 'b', reason: 'the current build is newer' });
-  assert.deepEqual(decide(info('a', summary('a', 10, true), summary('b', 20, true)), 'b'), { kind: 'left', current: 'a', reason: 'this build was current before (rolled back or draining)' });
+  assert.deepEqual(decide(info('b', summary('a', 10), summary('b', 20, true)), 'a', true), { kind: 'left', current: 'b', reason: 'the current build is newer' });
+  assert.deepEqual(decide(info('a', summary('a', 10, true), summary('b', 20, true)), 'b', true), { kind: 'left', current: 'a', reason: 'this build was current before (rolled back or draining)' });
+});
+
+test('decide: when no live worker of the current build polls, any build takes over (new deploys would wait for nobody)', () => {
+  assert.equal(decide(info('b', summary('a', 10, true), summary('b', 20, true)), 'a', false), 'promote', 'an old build reinstalled after the new one stopped');
+  assert.equal(decide(info('b', summary('a', 10), summary('b', 20, true)), 'a', false), 'promote');
+  assert.deepEqual(decide(info('a', summary('a', 10, true)), 'a', false), { kind: 'already-current' });
 });
