@@ -13,7 +13,7 @@
  */
 import { openSession } from '../runtime/node/connect.js';
 import type { UpPlan } from '../runtime/model/index.js';
-import { startStack, type Stack } from '../test/faults/stack.js';
+import { startStack, type Stack } from '../test/helpers/stack.js';
 import { floorUp } from './floor.js';
 import { median, printTable, round, runMain, timeMs, writeResult } from './lib.js';
 

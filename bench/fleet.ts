@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { openSession } from '../runtime/node/connect.js';
-import { startStack } from '../test/faults/stack.js';
+import { startStack } from '../test/helpers/stack.js';
 import { floorUp } from './floor.js';
 import { printTable, round, runMain, timeMs, writeResult } from './lib.js';
 

@@ -4,7 +4,7 @@ import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stop
 import { publishFragment } from '../runtime/gateway.js';
 import { writeNodeState } from '../runtime/state.js';
 import type { UpPlan } from '../runtime/model/index.js';
-import type { Stack } from '../test/faults/stack.js';
+import type { Stack } from '../test/helpers/stack.js';
 
 async function publishLocal(stack: Stack, plan: UpPlan): Promise<void> {
   await writeNodeState(stack.stateDir, {

@@ -6,7 +6,7 @@
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/readiness-lag.js [reps]
  */
 import type { temporal } from '@temporalio/proto';
-import { startStack } from '../test/faults/stack.js';
+import { startStack } from '../test/helpers/stack.js';
 import { median, printTable, round, runMain, writeResult } from './lib.js';
 
 const REPS = Number(process.argv[2] ?? 5);

@@ -7,7 +7,7 @@
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/recovery.js [reps]
  */
 import { HEARTBEAT_TIMEOUT_S } from '../workflows/options.js';
-import { startStack, type Stack } from '../test/faults/stack.js';
+import { startStack, type Stack } from '../test/helpers/stack.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { median, printTable, round, runMain, writeResult } from './lib.js';
 

@@ -9,7 +9,7 @@
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { NodePool } from '../runtime/node/connect.js';
 import { createPulseWorker } from '../worker/main.js';
-import { startStack } from '../test/faults/stack.js';
+import { startStack } from '../test/helpers/stack.js';
 import { printTable, runMain, writeResult } from './lib.js';
 
 async function main(): Promise<void> {

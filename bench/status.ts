@@ -6,7 +6,7 @@
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/status.js [runs]
  */
 import { runCli } from '../test/helpers/cli.js';
-import { startStack } from '../test/faults/stack.js';
+import { startStack } from '../test/helpers/stack.js';
 import { median, printTable, round, runMain, timeMs, writeResult } from './lib.js';
 
 const RUNS = Number(process.argv[2] ?? 5);

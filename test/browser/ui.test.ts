@@ -14,7 +14,6 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { Page } from 'playwright-core';
 import { TASK_QUEUE, UP_WORKFLOW } from '../../workflows/definitions.js';
@@ -23,9 +22,9 @@ import { startDevServer, type DevServer } from '../helpers/dev-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { chromiumMissing, launchLocalBrowser, type LocalBrowser } from './chromium.js';
 import { cliEnv, runCliDeploy, startWorker, type CliDeploy, type WorkerProcess } from './deploy.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const shotsDir = path.join(root, 'test-output', 'browser');
+const shotsDir = path.join(REPO_ROOT, 'test-output', 'browser');
 
 /** The activity of each of the nine steps of `up` (RUNTIME.md "What up does"). */
 const UP_STEP_ACTIVITIES = ['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'startServer', 'pollReadiness', 'verifyServer', 'publishState'];
@@ -161,7 +160,7 @@ test(`${name} shows a CLI deploy on the simulator with its summary and every ste
     const found1 = await textWhen(page, other.runId);
     assert.ok(!found1.includes(d.runId), `the filter for spark1 must not list the deploy on ${node}`);
 
-    t.diagnostic(`screenshots in ${path.relative(root, shots)}; requests kept off the network: ${browser.blocked.length}`);
+    t.diagnostic(`screenshots in ${path.relative(REPO_ROOT, shots)}; requests kept off the network: ${browser.blocked.length}`);
   } catch (e) {
     // What the browser saw when it failed, for the CI log reader.
     await page?.screenshot({ path: path.join(shots, 'failure.png'), fullPage: true }).catch(() => undefined);

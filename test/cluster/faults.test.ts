@@ -4,7 +4,7 @@
  * and the server run as separate frontend, history, matching and worker processes (numHistoryShards 4, the
  * native default) with the history process SIGKILLed and started again mid-deploy. Every deploy goes through
  * `pulse model up` with `pulse worker` serving it, on simulated nodes, and must end succeeded or
- * failed-and-compensated with the invariants of test/faults/invariants.ts (one start.sh, a complete .env, valid
+ * failed-and-compensated with the invariants of test/helpers/invariants.ts (one start.sh, a complete .env, valid
  * state), within a stuck limit, and with no pulse workflow left open.
  */
 import assert from 'node:assert/strict';
@@ -19,8 +19,8 @@ import {
   type Postgres, type TemporalProcess,
 } from '../helpers/cluster.js';
 import type { DevServer } from '../helpers/dev-server.js';
-import { snapshot, violations } from '../faults/invariants.js';
-import { Stack, type Outcome } from '../faults/stack.js';
+import { snapshot, violations } from '../helpers/invariants.js';
+import { Stack, type Outcome } from '../helpers/stack.js';
 import { startSim } from '../sim/index.js';
 
 /** A deploy that has not ended by then counts as stuck. */

@@ -11,20 +11,19 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import { embeddedPort, SERVER_DYNAMIC_CONFIG } from '../../cli/embedded-server.js';
 import { envOf, imageTag, loadCompose, mountsOf, portsOf, referencedVars, withDefaults, type Json, type Service } from './compose-file.js';
 import { composeDurationSeconds } from './unit-file.js';
 import { workerGrace } from './worker-grace.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const { text, compose } = loadCompose(root);
+const { text, compose } = loadCompose(REPO_ROOT);
 const services = compose.services;
-const docs = readFileSync(path.join(root, 'docs/PRODUCTION.md'), 'utf8');
-const envExample = readFileSync(path.join(root, 'deploy/compose/env.example'), 'utf8');
-const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; engines: { node: string } };
+const docs = readFileSync(path.join(REPO_ROOT, 'docs/PRODUCTION.md'), 'utf8');
+const envExample = readFileSync(path.join(REPO_ROOT, 'deploy/compose/env.example'), 'utf8');
+const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; engines: { node: string } };
 
 const SERVICES = { db: 'postgresql', temporal: 'temporal', ui: 'temporal-ui', worker: 'pulse-worker' } as const;
 const svc = (name: string): Service => {
@@ -34,7 +33,7 @@ const svc = (name: string): Service => {
 };
 
 function gitIgnored(rel: string): boolean {
-  return spawnSync('git', ['check-ignore', '-q', '--no-index', rel], { cwd: root }).status === 0;
+  return spawnSync('git', ['check-ignore', '-q', '--no-index', rel], { cwd: REPO_ROOT }).status === 0;
 }
 
 test('the four services are there, and only they', () => {
@@ -117,7 +116,7 @@ test('no secret is written in the file: passwords come from gitignored Docker se
     assert.ok(def.file, `secret ${name} must come from a file`);
     const rel = path.normalize(def.file);
     assert.ok(gitIgnored(rel), `secret file ${rel} is not gitignored`);
-    const tracked = execFileSync('git', ['ls-files', '--', rel], { cwd: root, encoding: 'utf8' });
+    const tracked = execFileSync('git', ['ls-files', '--', rel], { cwd: REPO_ROOT, encoding: 'utf8' });
     assert.equal(tracked, '', `secret file ${rel} is committed`);
   }
   // The Temporal server reads the same secret file, through its entrypoint wrapper. `$$` is compose's escape: a
@@ -139,7 +138,7 @@ test('the worker gets the ssh files read-only and looks for its ssh config insid
   assert.equal(env['HOME'], '/home/node', '~ in the ssh config must resolve to the mount');
   // The default ssh dir exists in the repo (so `up` does not fail on a missing bind source) and ignores its keys.
   const def = withDefaults(ssh.source);
-  assert.ok(existsSync(path.join(root, def)), `${def} is missing`);
+  assert.ok(existsSync(path.join(REPO_ROOT, def)), `${def} is missing`);
   assert.ok(gitIgnored(path.join(def, 'id_ed25519')) && gitIgnored(path.join(def, 'known_hosts')) && gitIgnored(path.join(def, 'config')));
 });
 
@@ -201,7 +200,7 @@ test('every variable the file reads is documented in deploy/compose/env.example 
 });
 
 test('the worker stops within Docker\'s grace period, which is longer than its own shutdown grace time', async (t) => {
-  const grace = await workerGrace(root);
+  const grace = await workerGrace(REPO_ROOT);
   t.diagnostic(`worker shutdown grace: ${grace.seconds} s (${grace.source})`);
   const stop = composeDurationSeconds(String(svc(SERVICES.worker)['stop_grace_period']));
   assert.ok(stop > grace.seconds + 5, `stop_grace_period ${stop} s must exceed the worker grace ${grace.seconds} s with margin`);
@@ -246,7 +245,7 @@ test('the Temporal dynamic config the server is told to read is mounted and vali
   const mount = mountsOf(t).find((m) => m.target === '/etc/temporal/config/dynamicconfig');
   assert.ok(mount && mount.readOnly, 'dynamic config dir mounted read-only');
   assert.equal(path.posix.dirname(`/etc/temporal/${file}`), mount.target);
-  const local = path.join(root, mount.source, path.posix.basename(file));
+  const local = path.join(REPO_ROOT, mount.source, path.posix.basename(file));
   const cfg = parse(readFileSync(local, 'utf8')) as Record<string, { value: unknown }[]>;
   assert.ok(Object.keys(cfg).length > 0);
   for (const [k, v] of Object.entries(cfg)) assert.ok(Array.isArray(v) && v.every((e) => 'value' in e), `${k}: each entry needs a value`);
@@ -281,10 +280,10 @@ test('docker compose config accepts the file', (t) => {
     mkdirSync(path.join(tmp, 'deploy/compose/secrets'), { recursive: true });
     mkdirSync(path.join(tmp, 'deploy/compose/ssh'), { recursive: true });
     writeFileSync(path.join(tmp, 'deploy/compose/secrets/postgres_password'), 'not-a-real-password\n');
-    cpSync(path.join(root, 'deploy/compose/dynamicconfig'), path.join(tmp, 'deploy/compose/dynamicconfig'), { recursive: true });
-    cpSync(path.join(root, 'Dockerfile'), path.join(tmp, 'Dockerfile'));
+    cpSync(path.join(REPO_ROOT, 'deploy/compose/dynamicconfig'), path.join(tmp, 'deploy/compose/dynamicconfig'), { recursive: true });
+    cpSync(path.join(REPO_ROOT, 'Dockerfile'), path.join(tmp, 'Dockerfile'));
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !referencedVars(text).has(k)));
-    const out = execFileSync('docker', ['compose', '-f', path.join(root, 'docker-compose.yml'), '--project-directory', tmp, 'config', '--quiet'], {
+    const out = execFileSync('docker', ['compose', '-f', path.join(REPO_ROOT, 'docker-compose.yml'), '--project-directory', tmp, 'config', '--quiet'], {
       cwd: tmp,
       encoding: 'utf8',
       env,

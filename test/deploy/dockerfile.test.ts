@@ -8,13 +8,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { envOf, imageTag, loadCompose, mountsOf } from './compose-file.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
-const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
+const dockerfile = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+const ignore = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
 
 /** Instructions, with continuation lines joined. */
 const instructions = dockerfile.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
@@ -45,7 +44,7 @@ test('every COPY source exists and is not excluded by .dockerignore', () => {
   for (const c of copies) {
     const args = c.split(/\s+/).slice(1).filter((a) => !a.startsWith('--'));
     for (const src of args.slice(0, -1)) {
-      assert.ok(existsSync(path.join(root, src)), `COPY ${src}: missing`);
+      assert.ok(existsSync(path.join(REPO_ROOT, src)), `COPY ${src}: missing`);
       assert.ok(!ignored(src), `COPY ${src}: excluded by .dockerignore`);
     }
   }
@@ -57,7 +56,7 @@ test('the build context leaves out site data, secrets and local builds', () => {
   }
   // The runtime data the activities read must reach the image.
   for (const p of ['runtime/scripts', 'runtime/qwen38']) {
-    if (existsSync(path.join(root, p))) assert.ok(!ignored(p), `${p} must be in the image`);
+    if (existsSync(path.join(REPO_ROOT, p))) assert.ok(!ignored(p), `${p} must be in the image`);
   }
 });
 
@@ -73,7 +72,7 @@ function runtimeImports(dir: string): Map<string, string> {
       ...[...src.matchAll(/^\s*import\s+'([^']+)'/gm)].map((m) => m[1]!),
       ...[...src.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map((m) => m[1]!),
     ];
-    for (const spec of specs) if (!spec.startsWith('.') && !spec.startsWith('node:')) found.set(spec, path.relative(root, file));
+    for (const spec of specs) if (!spec.startsWith('.') && !spec.startsWith('node:')) found.set(spec, path.relative(REPO_ROOT, file));
   }
   return found;
 }
@@ -82,7 +81,7 @@ test('production code imports only packages the runtime stage installs (npm ci -
   const deps = new Set(Object.keys((pkg as { dependencies?: Record<string, string> }).dependencies ?? {}));
   const builtins = new Set(builtinModules);
   for (const dir of ['cli', 'worker', 'activities', 'runtime', 'workflows']) {
-    for (const [spec, file] of runtimeImports(path.join(root, dir))) {
+    for (const [spec, file] of runtimeImports(path.join(REPO_ROOT, dir))) {
       const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
       if (builtins.has(name)) continue;
       // build-bundle.ts runs in the build stage only (webpack through @temporalio/worker, a dependency anyway).
@@ -101,7 +100,7 @@ test('the image compiles, prebuilds the workflow bundle, and runs `pulse worker`
   assert.equal(instructions.filter((l) => /^ENTRYPOINT\s/.test(l)).at(-1), 'ENTRYPOINT ["node", "/app/bin/pulse-cli"]');
   assert.equal(instructions.filter((l) => /^CMD\s/.test(l)).at(-1), 'CMD ["worker"]');
   // compose's command must be arguments of that entry point.
-  const { compose } = loadCompose(root);
+  const { compose } = loadCompose(REPO_ROOT);
   const worker = Object.values(compose.services).find((s) => s['build']);
   assert.ok(worker);
   assert.equal((worker['command'] as string[])[0], 'worker');

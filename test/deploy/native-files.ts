@@ -5,12 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+import { REPO_ROOT } from '../helpers/paths.js';
 
 /** KEY=value lines of deploy/native/temporal.env, plus TEMPORAL_SERVER_VERSION from scripts/setup.sh. */
-export function nativeSettings(root = ROOT): Record<string, string> {
+export function nativeSettings(root = REPO_ROOT): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of readFileSync(path.join(root, 'deploy', 'native', 'temporal.env'), 'utf8').split('\n')) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
@@ -25,7 +23,7 @@ export function nativeSettings(root = ROOT): Record<string, string> {
 }
 
 /** KEY=value lines of deploy/native/temporal-ui.env. */
-export function nativeUiSettings(root = ROOT): Record<string, string> {
+export function nativeUiSettings(root = REPO_ROOT): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of readFileSync(path.join(root, 'deploy', 'native', 'temporal-ui.env'), 'utf8').split('\n')) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);

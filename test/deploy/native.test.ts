@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { envOf, imageTag, loadCompose, mountsOf, withDefaults } from './compose-file.js';
-import { nativeSettings, nativeUiSettings, ROOT } from './native-files.js';
+import { nativeSettings, nativeUiSettings } from './native-files.js';
 import { last, parseUnit } from './unit-file.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const { compose } = loadCompose(ROOT);
+const { compose } = loadCompose(REPO_ROOT);
 const temporal = compose.services['temporal'];
 assert.ok(temporal, 'docker-compose.yml has the temporal service');
 const composeEnv = envOf(temporal);
@@ -33,7 +34,7 @@ test('deploy/native/temporal.env has the compose server\'s database, namespace a
   for (const [key, def] of Object.entries(imageDefaults)) assert.equal(native[key], composeEnv[key] ?? def, key);
   // pulse registers its own search attributes in both setups.
   assert.equal(composeEnv['SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES'], 'true');
-  assert.doesNotMatch(readFileSync(path.join(ROOT, 'deploy/native/temporal-setup.sh'), 'utf8'), /search-attribute/);
+  assert.doesNotMatch(readFileSync(path.join(REPO_ROOT, 'deploy/native/temporal-setup.sh'), 'utf8'), /search-attribute/);
 });
 
 test('the native server reads the dynamic config file the compose server mounts', () => {
@@ -41,14 +42,14 @@ test('the native server reads the dynamic config file the compose server mounts'
   const mount = mountsOf(temporal).find((m) => m.target === path.posix.dirname(`/etc/temporal/${file}`));
   assert.ok(mount, 'the dynamic config dir is mounted');
   const composeFile = path.posix.join(mount.source.replace(/^\.\//, ''), path.posix.basename(file));
-  const lib = readFileSync(path.join(ROOT, 'deploy/native/lib.sh'), 'utf8');
+  const lib = readFileSync(path.join(REPO_ROOT, 'deploy/native/lib.sh'), 'utf8');
   assert.ok(lib.includes(`DYNAMIC_CONFIG_FILE_PATH:-$PULSE_HOME/${composeFile}}`), `deploy/native/lib.sh defaults to ${composeFile}`);
-  const yaml = readFileSync(path.join(ROOT, 'deploy/native/temporal.yaml'), 'utf8');
+  const yaml = readFileSync(path.join(REPO_ROOT, 'deploy/native/temporal.yaml'), 'utf8');
   assert.match(yaml, /filepath: "\{\{ env "DYNAMIC_CONFIG_FILE_PATH" \}\}"/);
 });
 
 test('pulse-temporal-server.service runs the scripts the cluster tier runs: setup schema, the server, setup namespace', () => {
-  const unit = parseUnit(readFileSync(path.join(ROOT, 'deploy/systemd/pulse-temporal-server.service'), 'utf8'));
+  const unit = parseUnit(readFileSync(path.join(REPO_ROOT, 'deploy/systemd/pulse-temporal-server.service'), 'utf8'));
   const script = (name: string, arg = '') => `/usr/bin/env bash \${PULSE_HOME}/deploy/native/${name}${arg ? ` ${arg}` : ''}`;
   assert.equal(last(unit, 'Service', 'ExecStartPre'), script('temporal-setup.sh', 'schema'));
   assert.equal(last(unit, 'Service', 'ExecStart'), script('temporal-server.sh'));
@@ -57,7 +58,7 @@ test('pulse-temporal-server.service runs the scripts the cluster tier runs: setu
   const env = unit.get('Service')?.get('Environment') ?? [];
   assert.ok(env.includes('POSTGRES_PWD_FILE=%h/.config/pulse/postgres_password'), 'the password comes from a file');
   assert.ok(!env.some((e) => e.startsWith('POSTGRES_PWD=')), 'never the password itself');
-  const harness = readFileSync(path.join(ROOT, 'test/helpers/cluster.ts'), 'utf8');
+  const harness = readFileSync(path.join(REPO_ROOT, 'test/helpers/cluster.ts'), 'utf8');
   for (const name of ['temporal-setup.sh', 'temporal-server.sh', 'postgres-role.sh']) assert.ok(harness.includes(`'${name}'`), `the harness runs ${name}`);
 });
 
@@ -76,9 +77,9 @@ test('the native UI is the compose file\'s temporalio/ui version, with its setti
     assert.equal(nativeUi[k], want, k);
   }
   // deploy/native/ui/docker.yaml is the image's template unchanged (compared with the built version's copy).
-  const built = path.join(ROOT, '.tools', `temporal-ui-server-${tag}`, 'config', 'docker.yaml');
-  if (existsSync(built)) assert.equal(readFileSync(path.join(ROOT, 'deploy/native/ui/docker.yaml'), 'utf8'), readFileSync(built, 'utf8'));
-  const unit = parseUnit(readFileSync(path.join(ROOT, 'deploy/systemd/pulse-temporal-ui.service'), 'utf8'));
+  const built = path.join(REPO_ROOT, '.tools', `temporal-ui-server-${tag}`, 'config', 'docker.yaml');
+  if (existsSync(built)) assert.equal(readFileSync(path.join(REPO_ROOT, 'deploy/native/ui/docker.yaml'), 'utf8'), readFileSync(built, 'utf8'));
+  const unit = parseUnit(readFileSync(path.join(REPO_ROOT, 'deploy/systemd/pulse-temporal-ui.service'), 'utf8'));
   assert.equal(last(unit, 'Service', 'ExecStart'), '/usr/bin/env bash ${PULSE_HOME}/deploy/native/temporal-ui.sh');
-  assert.ok(readFileSync(path.join(ROOT, 'test/helpers/cluster.ts'), 'utf8').includes("'temporal-ui.sh'"), 'the harness runs temporal-ui.sh');
+  assert.ok(readFileSync(path.join(REPO_ROOT, 'test/helpers/cluster.ts'), 'utf8').includes("'temporal-ui.sh'"), 'the harness runs temporal-ui.sh');
 });

@@ -10,27 +10,26 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../workflows/definitions.js';
 import { freePort } from '../helpers/dev-server.js';
 import { killUnit, readEnvFile, startUnit, unitEnvironment, type UnitProcess, type UserDirs } from './unit-exec.js';
 import { last, parseUnit, timeSpanSeconds, type UnitFile } from './unit-file.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+import { until, type UntilOptions } from '../helpers/until.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dir = path.join(root, 'deploy/systemd');
+const dir = path.join(REPO_ROOT, 'deploy/systemd');
 const load = (name: string): UnitFile => parseUnit(readFileSync(path.join(dir, name), 'utf8'));
 
-/** Resolves when `probe` succeeds; rejects with the unit's output once it exits or `limitMs` passes. */
-async function until(p: UnitProcess, what: string, probe: () => Promise<boolean>, limitMs = 60_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
+/** How to wait on a unit: fail at once with its output when its process exits, show the output on a timeout. */
+function watching(p: UnitProcess, what: string): UntilOptions {
   let exited = false;
   void p.exited.then(() => (exited = true));
-  while (!(await probe().catch(() => false))) {
-    if (exited || Date.now() > deadline) throw new Error(`${what} never happened (${exited ? 'the process exited' : 'gave up'}):\n${p.output()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return { everyMs: 250, died: () => (exited ? `${what} never happened (the process exited):\n${p.output()}` : null), detail: p.output };
 }
+
+/** A probe that throws (the server is not up yet) answers "not yet". */
+const quiet = (probe: () => Promise<boolean>) => (): Promise<boolean> => probe().catch(() => false);
 
 /** SIGTERM to the main process (KillMode=mixed), then wait as systemd would: TimeoutStopSec, then SIGKILL. */
 async function stopLikeSystemd(unit: UnitFile, p: UnitProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; inTime: boolean }> {
@@ -59,7 +58,7 @@ test('pulse-temporal.service serves Temporal and its UI, and pulse-worker.servic
     // The operator's temporal.env: the example with this checkout and free ports.
     const [port, uiPort] = [await freePort(), await freePort()];
     const tEnvFile = readEnvFile(path.join(dir, 'temporal.env.example'));
-    for (const [k, v] of [['PULSE_HOME', root], ['TEMPORAL_PORT', String(port)], ['TEMPORAL_UI_PORT', String(uiPort)]] as const) {
+    for (const [k, v] of [['PULSE_HOME', REPO_ROOT], ['TEMPORAL_PORT', String(port)], ['TEMPORAL_UI_PORT', String(uiPort)]] as const) {
       assert.ok(tEnvFile.has(k), `temporal.env.example sets ${k}`);
       tEnvFile.set(k, v);
     }
@@ -71,27 +70,27 @@ test('pulse-temporal.service serves Temporal and its UI, and pulse-worker.servic
     running.push(temporal);
     const address = `${tEnv['TEMPORAL_IP']}:${port}`;
     let connection: Connection | null = null;
-    await until(temporal, `gRPC on ${address}`, async () => {
+    await until(`gRPC on ${address}`, quiet(async () => {
       connection = await Connection.connect({ address, connectTimeout: 1000 });
       await connection.workflowService.getSystemInfo({});
       return true;
-    });
+    }), 60_000, watching(temporal, `gRPC on ${address}`));
     try {
       const sa = await connection!.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const key of SEARCH_ATTRIBUTES) assert.ok(key.name in (sa.customAttributes ?? {}), `search attribute ${key.name} registered`);
     } finally {
       await connection!.close();
     }
-    await until(temporal, `the Web UI on ${uiPort}`, async () => (await fetch(`http://127.0.0.1:${uiPort}/`)).ok);
+    await until(`the Web UI on ${uiPort}`, quiet(async () => (await fetch(`http://127.0.0.1:${uiPort}/`)).ok), 60_000, watching(temporal, `the Web UI on ${uiPort}`));
     assert.ok(existsSync(path.join(stateDir, 'temporal.db')), 'SQLite state lives in the StateDirectory');
 
     // The operator's worker.env: the example with this checkout and that server.
     const wEnvFile = readEnvFile(path.join(dir, 'worker.env.example'));
-    wEnvFile.set('PULSE_HOME', root);
+    wEnvFile.set('PULSE_HOME', REPO_ROOT);
     wEnvFile.set('TEMPORAL_ADDRESS', address);
     const worker = startUnit(workerUnit, dirs, { ...base, ...unitEnvironment(workerUnit, dirs, wEnvFile) });
     running.push(worker);
-    await until(worker, `the worker polling ${TASK_QUEUE}`, async () => worker.output().includes(`polling task queue ${TASK_QUEUE} on ${address}`));
+    await until(`the worker polling ${TASK_QUEUE}`, () => worker.output().includes(`polling task queue ${TASK_QUEUE} on ${address}`), 60_000, watching(worker, `the worker polling ${TASK_QUEUE}`));
 
     const w = await stopLikeSystemd(workerUnit, worker);
     t.diagnostic(`worker stop: ${JSON.stringify(w)}`);

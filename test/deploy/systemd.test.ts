@@ -9,19 +9,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../workflows/definitions.js';
 import { embeddedPort, startDevArgs } from '../../cli/embedded-server.js';
 import { last, parseUnit, timeSpanSeconds, type UnitFile } from './unit-file.js';
 import { workerGrace } from './worker-grace.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dir = path.join(root, 'deploy/systemd');
+const dir = path.join(REPO_ROOT, 'deploy/systemd');
 const unitPath = (name: string) => path.join(dir, name);
 const load = (name: string): UnitFile => parseUnit(readFileSync(unitPath(name), 'utf8'));
 const worker = load('pulse-worker.service');
 const temporal = load('pulse-temporal.service');
-const docs = readFileSync(path.join(root, 'docs/PRODUCTION.md'), 'utf8');
+const docs = readFileSync(path.join(REPO_ROOT, 'docs/PRODUCTION.md'), 'utf8');
 
 /** KEY=value lines of an env example (comments skipped). */
 function envFile(name: string): Map<string, string> {
@@ -78,7 +77,7 @@ test('worker unit: restarts on failure only, reads ~/.config/pulse/worker.env, r
 });
 
 test('worker unit: the stop timeout is longer than the worker\'s shutdown grace time', async (t) => {
-  const grace = await workerGrace(root);
+  const grace = await workerGrace(REPO_ROOT);
   t.diagnostic(`worker shutdown grace: ${grace.seconds} s (${grace.source})`);
   const stop = timeSpanSeconds(last(worker, 'Service', 'TimeoutStopSec') ?? '0');
   assert.ok(stop > grace.seconds + 5, `TimeoutStopSec ${stop} s must exceed the grace ${grace.seconds} s with margin`);

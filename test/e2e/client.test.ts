@@ -11,8 +11,9 @@ import { NativeConnection } from '@temporalio/worker';
 import { createPulseWorker, type PulseWorker } from '../../worker/main.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/temporal.js';
-import { ROOT, freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
@@ -23,7 +24,7 @@ let conn: NativeConnection | null = null;
 let uiPort = 0;
 
 async function writeNodes(file: string): Promise<void> {
-  const example = JSON.parse(await readFile(path.join(ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown>; $schema?: string };
+  const example = JSON.parse(await readFile(path.join(REPO_ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown>; $schema?: string };
   delete example.$schema;
   const spark2 = example.nodes['spark2'];
   for (const n of ['nodeA', 'nodeB', 'nodeC', 'nodeD', 'nodeE']) example.nodes[n] = { ...(spark2 as object), ssh: n };

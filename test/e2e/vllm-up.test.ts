@@ -11,7 +11,8 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { ROOT, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -58,7 +59,7 @@ test('a server that wants a key the node .env does not give fails readiness as U
 
 test('MAX_MODEL_LEN=512K: vLLM reads 524288, and verify expects it (a server with another length fails verify)', async () => {
   const profiles = path.join(dir, 'profiles');
-  await cp(path.join(ROOT, 'runtime/qwen38/profiles'), profiles, { recursive: true });
+  await cp(path.join(REPO_ROOT, 'runtime/qwen38/profiles'), profiles, { recursive: true });
   const best = await readFile(path.join(profiles, 'best.env'), 'utf8');
   await writeFile(path.join(profiles, 'best.env'), best.replace('MAX_MODEL_LEN=524288', 'MAX_MODEL_LEN=512K'));
   const e = { ...env, PULSE_PROFILES_DIR: profiles };

@@ -17,6 +17,7 @@ import { quietRuntime } from '../workflows/harness.js';
 import { exportHistory, historiesWithSecrets } from './histories.js';
 import { startRig } from './rig.js';
 import type { Rig } from './rig.js';
+import { until } from '../helpers/until.js';
 
 const HOLDS: Record<string, string> = {
   spark1: 'runPreflight', spark2: 'makeDirs', spark3: 'stopServer', spark4: 'waitForMemory', spark5: 'writeEnv',
@@ -24,14 +25,6 @@ const HOLDS: Record<string, string> = {
 };
 const NODES = Object.keys(HOLDS);
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'crash-worker.js');
-
-async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('crash-resume: SIGKILL of the worker during each of the nine steps', () => {
   let rig: Rig;

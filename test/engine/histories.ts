@@ -6,8 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { REPO_ROOT } from '../helpers/dev-server.js';
 import { secretNeedles } from './secrets.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 /** Every exported history text of this process, for the no-secret assertion. */
 export const exported: { name: string; text: string }[] = [];

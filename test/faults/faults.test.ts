@@ -16,9 +16,10 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temp
 import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { freePortPair, killEmbeddedServerOnExit, ROOT, runCli } from '../helpers/cli.js';
-import { snapshot, violations } from './invariants.js';
-import { nodeEnv, startStack, type Outcome, type Stack } from './stack.js';
+import { freePortPair, killEmbeddedServerOnExit, runCli } from '../helpers/cli.js';
+import { snapshot, violations } from '../helpers/invariants.js';
+import { nodeEnv, startStack, type Outcome, type Stack } from '../helpers/stack.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const FULL = Number(process.env['PULSE_FAULT_RUNS'] ?? 0);
 const runs = (ci: number): number => (FULL > 0 ? FULL : ci);
@@ -115,16 +116,16 @@ after(async () => {
   const md = markdown();
   console.log(md);
   const json = `${JSON.stringify({ name: 'faults', at: new Date().toISOString(), full: FULL > 0, runsPerFault: FULL || 'ci', seed: SEED, rows: table }, null, 2)}\n`;
-  mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
-  writeFileSync(path.join(ROOT, 'test-output', 'faults.json'), json);
-  if (FULL > 0) writeFileSync(path.join(ROOT, 'bench', 'results', 'faults.json'), mergedFullRun());
+  mkdirSync(path.join(REPO_ROOT, 'test-output'), { recursive: true });
+  writeFileSync(path.join(REPO_ROOT, 'test-output', 'faults.json'), json);
+  if (FULL > 0) writeFileSync(path.join(REPO_ROOT, 'bench', 'results', 'faults.json'), mergedFullRun());
   await stack?.stop();
 });
 
 /** The full-run result: this run's rows replace the rows of the same faults in the last full-run file (so a
  * re-run of one fault with --test-name-pattern updates its row and keeps the others). */
 function mergedFullRun(): string {
-  const file = path.join(ROOT, 'bench', 'results', 'faults.json');
+  const file = path.join(REPO_ROOT, 'bench', 'results', 'faults.json');
   let old: Row[] = [];
   try {
     old = (JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[] }).rows;
@@ -189,7 +190,7 @@ test('worker SIGKILL as each step starts: the step reruns on a new worker, one s
 
 test('a worker whose clock is 40 minutes ahead resumes the readiness wait: the budget is kept, the deploy succeeds', async () => {
   const node = stack.sim.node('spark16');
-  const preload = path.join(ROOT, 'dist/test/faults/skewed-clock.js');
+  const preload = path.join(REPO_ROOT, 'dist/test/faults/skewed-clock.js');
   const results = [];
   for (let i = 0; i < runs(1); i++) {
     await liveWorker();

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startStack, type Stack } from './stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
 let mounted: string[] = [];

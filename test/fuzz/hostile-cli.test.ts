@@ -9,14 +9,15 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { scratch } from './gen.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const tmp = scratch('pulse-hostile-');
 after(() => tmp.cleanup());
 const C = tmp.canary;
-const FLEET = path.join(ROOT, 'test/fixtures/nodes/fleet.json');
-const BEST = readFileSync(path.join(ROOT, 'runtime/qwen38/profiles/best.env'), 'utf8');
+const FLEET = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
+const BEST = readFileSync(path.join(REPO_ROOT, 'runtime/qwen38/profiles/best.env'), 'utf8');
 
 interface Row {
   name: string;
@@ -59,7 +60,7 @@ function overlayDir(dir: string, name: string, args = '-e NCCL_DEBUG=INFO\n'): s
   const o = path.join(dir, name);
   mkdirSync(o, { recursive: true });
   writeFileSync(path.join(o, 'docker-args.txt'), args);
-  copyFileSync(path.join(ROOT, 'test/fixtures/overlays/wins/manifest.json'), path.join(o, 'manifest.json'));
+  copyFileSync(path.join(REPO_ROOT, 'test/fixtures/overlays/wins/manifest.json'), path.join(o, 'manifest.json'));
   return o;
 }
 

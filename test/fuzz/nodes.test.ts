@@ -11,13 +11,13 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
-import { ROOT } from '../helpers/cli.js';
 import { RUNS, SAFE_WORD, assertGoodRejection, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const tmp = scratch('pulse-fuzz-nodes-');
 after(() => tmp.cleanup());
 const FILE = path.join(tmp.dir, 'nodes.json');
-const profiles = loadProfiles(path.join(ROOT, 'runtime/qwen38/profiles'));
+const profiles = loadProfiles(path.join(REPO_ROOT, 'runtime/qwen38/profiles'));
 
 function strArbOf(bad: boolean, good: readonly string[]): fc.Arbitrary<unknown> {
   if (!bad) return fc.constantFrom(...good);

@@ -10,13 +10,13 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { loadNodesConfig, loadProfiles, parseOverlayArgs, readOverlay, type Overlay } from '../../runtime/config/index.js';
 import { buildUpPlan } from '../../runtime/plan.js';
-import { ROOT } from '../helpers/cli.js';
 import { RUNS, SAFE_WORD, assertGoodRejection, assertSourcesVerbatim, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const tmp = scratch('pulse-fuzz-overlay-');
 after(() => tmp.cleanup());
-const config = loadNodesConfig(path.join(ROOT, 'test/fixtures/nodes/fleet.json'));
-const profiles = loadProfiles(path.join(ROOT, 'runtime/qwen38/profiles'));
+const config = loadNodesConfig(path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json'));
+const profiles = loadProfiles(path.join(REPO_ROOT, 'runtime/qwen38/profiles'));
 const FILE = 'ov/docker-args.txt';
 
 function pairArb(canary: string): fc.Arbitrary<string> {

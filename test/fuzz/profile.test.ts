@@ -11,13 +11,13 @@ import fc from 'fast-check';
 import { loadNodesConfig, parseNodesConfig, parseProfile, type Profile } from '../../runtime/config/index.js';
 import { MULTILINE_KEYS, RECIPE_KEYS } from '../../runtime/config/profile-rules.js';
 import { buildUpPlan } from '../../runtime/plan.js';
-import { ROOT } from '../helpers/cli.js';
 import { RUNS, assertGoodRejection, assertSourcesVerbatim, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const FILE = 'fuzz/p.env';
 const tmp = scratch('pulse-fuzz-profile-');
 after(() => tmp.cleanup());
-const config = loadNodesConfig(path.join(ROOT, 'test/fixtures/nodes/fleet.json'));
+const config = loadNodesConfig(path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json'));
 const VARS = ['{{tritonCache}}', '{{mtpShardR2}}', '{{recipeDir}}', '{{captureDir}}'];
 
 const keyArb = fc.oneof(

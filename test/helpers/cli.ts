@@ -8,12 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Sim } from '../sim/index.js';
+import { REPO_ROOT } from './paths.js';
 
-/** The repo root, from dist/test/helpers/cli.js. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const CLI = path.join(ROOT, 'bin/pulse-cli');
+export const CLI = path.join(REPO_ROOT, 'bin/pulse-cli');
 
 export interface CliResult {
   code: number | null;

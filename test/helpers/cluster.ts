@@ -22,7 +22,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { freePort, REPO_ROOT } from './dev-server.js';
+import { freePort } from './dev-server.js';
+import { REPO_ROOT } from './paths.js';
+import { until } from './until.js';
 
 const execFileP = promisify(execFile);
 
@@ -86,17 +88,6 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals, graceMs: n
   clearTimeout(t);
 }
 
-async function until(what: string, timeoutMs: number, ok: () => Promise<boolean>, alive?: () => string | null): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const dead = alive?.();
-    if (dead) throw new Error(dead);
-    if (await ok()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 const exitedEarly = (child: ChildProcess, what: string, logFile: string) => (): string | null =>
   child.exitCode !== null || child.signalCode !== null ? `${what} exited (${child.exitCode ?? child.signalCode}); its log: ${logFile}` : null;
 
@@ -147,14 +138,14 @@ export async function startPostgres(dir: string): Promise<Postgres> {
     const p = spawnLogged(path.join(bin, 'postgres'), ['-D', dataDir, '-c', 'listen_addresses=127.0.0.1', '-c', `port=${port}`,
       '-c', `unix_socket_directories=${dir}`], logFile, { ids });
     child = p;
-    await until(`PostgreSQL on 127.0.0.1:${port}`, 60_000, async () => {
+    await until(`PostgreSQL on 127.0.0.1:${port}`, async () => {
       try {
         await execFileP(path.join(bin, 'pg_isready'), ['-q', '-h', '127.0.0.1', '-p', String(port)]);
         return true;
       } catch {
         return false;
       }
-    }, exitedEarly(p, 'PostgreSQL', logFile));
+    }, 60_000, { everyMs: 200, died: exitedEarly(p, 'PostgreSQL', logFile) });
   };
   await start();
   const role = spawnLogged(ROLE_SCRIPT, [], logFile, {
@@ -254,7 +245,7 @@ export function registerNamespace(env: NodeJS.ProcessEnv, logFile: string): Prom
 
 /** Resolves once the frontend at `address` answers GetSystemInfo (connection options: e.g. TLS). */
 export async function waitForFrontend(address: string, timeoutMs = 120_000, connectOptions: Record<string, unknown> = {}, alive?: () => string | null): Promise<void> {
-  await until(`the Temporal frontend at ${address}`, timeoutMs, async () => {
+  await until(`the Temporal frontend at ${address}`, async () => {
     try {
       const conn = await Connection.connect({ address, connectTimeout: 2000, ...connectOptions });
       try {
@@ -266,7 +257,7 @@ export async function waitForFrontend(address: string, timeoutMs = 120_000, conn
     } catch {
       return false;
     }
-  }, alive);
+  }, timeoutMs, { everyMs: 200, died: alive });
 }
 
 /**
@@ -276,14 +267,14 @@ export async function waitForFrontend(address: string, timeoutMs = 120_000, conn
 export async function waitForNamespace(address: string, namespace: string, connectOptions: Record<string, unknown> = {}, alive?: () => string | null): Promise<void> {
   const conn = await Connection.connect({ address, connectTimeout: 5000, ...connectOptions });
   try {
-    await until(`namespace ${namespace} on ${address}`, 60_000, async () => {
+    await until(`namespace ${namespace} on ${address}`, async () => {
       try {
         await conn.workflowService.countWorkflowExecutions({ namespace });
         return true;
       } catch {
         return false;
       }
-    }, alive);
+    }, 60_000, { everyMs: 200, died: alive });
   } finally {
     await conn.close();
   }
@@ -411,7 +402,7 @@ export async function startTemporalUi(cluster: Pick<Cluster, 'address' | 'dir'>,
   });
   const stop = () => stopChild(child, 'SIGTERM', 10_000);
   try {
-    await until(`the Temporal UI at ${url}`, 60_000, async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, exitedEarly(child, 'temporal-ui-server', logFile));
+    await until(`the Temporal UI at ${url}`, async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, 60_000, { everyMs: 200, died: exitedEarly(child, 'temporal-ui-server', logFile) });
   } catch (e) {
     await stop();
     throw e;

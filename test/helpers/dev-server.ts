@@ -12,12 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { dynamicConfigArgs } from '../../cli/embedded-server.js';
+import { REPO_ROOT } from './paths.js';
 
-/** The repo root, from dist/test/helpers/dev-server.js. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const TEMPORAL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal');
 export const TEST_SERVER_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-test-server');
 

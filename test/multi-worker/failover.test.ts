@@ -20,7 +20,8 @@ import type { DeployResult } from '../../runtime/model/index.js';
 import { startRig } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
 import { quietRuntime } from '../workflows/harness.js';
-import { spawnWorker, until, waitForPolls } from './workers.js';
+import { spawnWorker, waitForPolls } from './workers.js';
+import { until } from '../helpers/until.js';
 import type { WorkerProc } from './workers.js';
 
 const NODES = ['spark1', 'spark2', 'spark3'];

@@ -78,11 +78,3 @@ export async function waitForPolls(client: Client, w: WorkerProc, queues: string
   }
 }
 
-/** Poll `ok` every 100 ms until it holds; `what` names it in the timeout error. */
-export async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

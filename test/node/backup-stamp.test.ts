@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseRecords } from '../../runtime/node/records.js';
 import { scriptText } from '../../runtime/node/script.js';
-import { ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 test('write-env never takes another deploy\'s backup of the same stamp for its own', () => {
-  mkdirSync(join(ROOT, 'test-output'), { recursive: true });
-  const dir = mkdtempSync(join(ROOT, 'test-output', 'backup-stamp-'));
+  mkdirSync(join(REPO_ROOT, 'test-output'), { recursive: true });
+  const dir = mkdtempSync(join(REPO_ROOT, 'test-output', 'backup-stamp-'));
   try {
     const envPath = join(dir, '.env');
     const old = 'OPERATOR_HAND_EDIT="precious"\n';

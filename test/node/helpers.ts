@@ -61,16 +61,6 @@ export async function harness(nodes: string[], local: string[] = []): Promise<Ha
   };
 }
 
-/** Poll a probe until it says done (each attempt is a real step run). */
-export async function until<T>(probe: () => Promise<T>, done: (t: T) => boolean, attempts = 100, waitMs = 100): Promise<T> {
-  let last = await probe();
-  for (let i = 0; i < attempts && !done(last); i++) {
-    await new Promise((r) => setTimeout(r, waitMs));
-    last = await probe();
-  }
-  return last;
-}
-
 /** Wraps a session so every RemoteResult is kept (tests assert over all output, e.g. that no secret appears). */
 export function recording(session: NodeSession): { session: NodeSession; results: RemoteResult[] } {
   const results: RemoteResult[] = [];

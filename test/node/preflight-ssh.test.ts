@@ -8,8 +8,9 @@ import type { NodeSession } from '../../runtime/node/types.js';
 import { PulseError } from '../../runtime/errors.js';
 import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stepScripts, stopServer, verifyServer, writeEnv } from '../../runtime/steps/index.js';
 import { PROFILE_IMAGE } from '../sim/index.js';
-import { harness, until } from './helpers.js';
+import { harness } from './helpers.js';
 import type { Harness } from './helpers.js';
+import { pollUntil } from '../helpers/until.js';
 
 let h: Harness;
 let s: NodeSession;
@@ -100,7 +101,7 @@ test('verify reports a wrong served model and a wrong max_model_len as problems,
     await makeDirs(s, plan);
     await writeEnv(s, plan);
     const st = await startServer(s, plan, `verify-${failure}`);
-    const ready = await until(() => probeReadiness(s, plan), (r) => r.ready);
+    const ready = await pollUntil(() => probeReadiness(s, plan), (r) => r.ready);
     assert.equal(ready.ready, true, `${ready.detail}: ${node.exec(`tail -5 ${st.logPath}`)}`);
     const v = await verifyServer(s, withProof, st.logPath);
     assert.equal(v.ok, false);

@@ -4,13 +4,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { failureOf } from '../../runtime/node/outcome.js';
 import { parseRecords } from '../../runtime/node/records.js';
 import { readScript, scriptText } from '../../runtime/node/script.js';
 import { shellQuote } from '../../runtime/node/quote.js';
 import type { RemoteResult } from '../../runtime/node/types.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 function bash(script: string, wrap: string[] = []): { code: number | null; stdout: string; stderr: string } {
   const [cmd, ...args] = wrap.length ? wrap : ['bash', '-s'];
@@ -90,15 +90,14 @@ test('prelude reports the process group first, and the exit-code constants match
 });
 
 test('node scripts are found from the source tree also through an npm-link style symlink', () => {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
   const dir = mkdtempSync(join(tmpdir(), 'pulse-link-'));
   try {
-    symlinkSync(root, join(dir, 'pulse'));
+    symlinkSync(REPO_ROOT, join(dir, 'pulse'));
     const mod = join(dir, 'pulse/dist/runtime/node/script.js');
     const code = `import(${JSON.stringify(mod)}).then((m) => process.stdout.write(m.scriptsDir()))`;
     for (const flags of [[], ['--preserve-symlinks', '--preserve-symlinks-main']]) {
       const out = spawnSync(process.execPath, [...flags, '-e', code], { encoding: 'utf8', cwd: dir });
-      assert.equal(out.stdout, join(realpathSync(root), 'runtime/scripts'), out.stderr);
+      assert.equal(out.stdout, join(realpathSync(REPO_ROOT), 'runtime/scripts'), out.stderr);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -12,8 +12,9 @@ import {
   makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv,
 } from '../../runtime/steps/index.js';
 import type { UpPlan } from '../../runtime/model/index.js';
-import { recording, until } from './helpers.js';
+import { recording } from './helpers.js';
 import type { Harness } from './helpers.js';
+import { pollUntil } from '../helpers/until.js';
 
 export interface SuiteContext {
   h: () => Harness;
@@ -28,13 +29,13 @@ export interface SuiteContext {
 export async function fullUp(s: NodeSession, plan: UpPlan, deployId: string): Promise<{ logPath: string; backup: string | null }> {
   assert.equal((await stopServer(s, plan.recipe)).containerGone, true);
   await makeDirs(s, plan);
-  const mem = await until(() => sampleMemory(s, plan.memory.gateGiB), (m) => m.memAvailableGiB >= m.gateGiB, 60);
+  const mem = await pollUntil(() => sampleMemory(s, plan.memory.gateGiB), (m) => m.memAvailableGiB >= m.gateGiB, 60);
   assert.ok(mem.memAvailableGiB >= plan.memory.gateGiB, `memory ${mem.memAvailableGiB} < ${plan.memory.gateGiB}`);
   const w = await writeEnv(s, plan);
   const st = await startServer(s, plan, deployId);
   assert.equal(st.started, true);
   assert.match(st.logPath, new RegExp(`/logs/pulse-up-${plan.stamp}\\.log$`));
-  const ready = await until(() => probeReadiness(s, plan), (r) => r.ready);
+  const ready = await pollUntil(() => probeReadiness(s, plan), (r) => r.ready);
   assert.equal(ready.ready, true, ready.detail);
   const v = await verifyServer(s, plan, st.logPath);
   assert.equal(v.ok, true, v.problems.join('; '));
@@ -145,7 +146,7 @@ export function stepSuite(c: SuiteContext): void {
     try {
       const before = node.requests().length;
       await startServer(s, { ...p, restart: true }, `${c.mode}-deploy-key-b`);
-      await until(async () => node.requests().slice(before).some((r) => r.status === 401), (x) => x, 200, 50);
+      await pollUntil(async () => node.requests().slice(before).some((r) => r.status === 401), (x) => x, 200, 50);
       const unauthorized = (e: unknown) => e instanceof PulseError && e.kind === 'unauthorized' && /401 Unauthorized/.test(e.message) && /API_KEY/.test(e.hint ?? '');
       await assert.rejects(probeReadiness(s, p), (e: unknown) => unauthorized(e) && /sets no API_KEY; vLLM reads --api-key, else VLLM_API_KEY/.test((e as Error).message));
       await assert.rejects(verifyServer(s, p, null), unauthorized);
@@ -194,11 +195,11 @@ export function stepSuite(c: SuiteContext): void {
         if (r.kind === 'pgid') seen = true;
       },
     });
-    await until(async () => processesIn(node.recipeDir).length, (n) => n > 0 && seen, 100, 50);
+    await pollUntil(async () => processesIn(node.recipeDir).length, (n) => n > 0 && seen, 100, 50);
     assert.ok(processesIn(node.recipeDir).length > 0, 'stop.sh hangs on the node');
     ac.abort();
     await assert.rejects(run);
-    const left = await until(async () => processesIn(node.recipeDir), (l) => l.length === 0, 40, 50);
+    const left = await pollUntil(async () => processesIn(node.recipeDir), (l) => l.length === 0, 40, 50);
     assert.deepEqual(left, [], 'the hanging stop.sh and its sleep are gone');
     node.setStopMode('ok');
   });

@@ -12,14 +12,14 @@ import { test } from 'node:test';
 import { parseRecords } from '../../runtime/node/records.js';
 import { scriptText } from '../../runtime/node/script.js';
 import { shellQuote } from '../../runtime/node/quote.js';
-import { ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const KV = 'INFO 12-02 10:00:00 [kv_cache_utils.py:716] GPU KV cache size: 2,378,592 tokens';
 const PROOFS = ['MTP draft head: FP8 rowwise copy engaged', 'block-drop backport: enabled'];
 
 test('verify finds the KV line and proofs at the end of a 24 MiB docker log with a 1 MiB /tmp, copying nothing', () => {
-  mkdirSync(join(ROOT, 'test-output'), { recursive: true });
-  const dir = mkdtempSync(join(ROOT, 'test-output', 'verify-logs-'));
+  mkdirSync(join(REPO_ROOT, 'test-output'), { recursive: true });
+  const dir = mkdtempSync(join(REPO_ROOT, 'test-output', 'verify-logs-'));
   try {
     const bin = join(dir, 'bin');
     mkdirSync(bin);

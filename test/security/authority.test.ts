@@ -19,7 +19,7 @@ import { GATEWAY_TASK_QUEUE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../.
 import type { UpPlan } from '../../runtime/model/index.js';
 import { runCli } from '../helpers/cli.js';
 import { TEMPORAL_BIN } from '../helpers/dev-server.js';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 import type { AttackCall, AttackOutcome } from './attacker-workflows.js';
 
 const execFileP = promisify(execFile);

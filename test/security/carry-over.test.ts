@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 const API_KEY = 'sk-carry-SECRET-8c1f2e';
 const HF_TOKEN = 'hf_carrySECRETtok992';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
 

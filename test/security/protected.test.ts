@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
 

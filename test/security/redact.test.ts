@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 const API_KEY = 'sk-redact-SECRET-5d9e0b';
 const HF_TOKEN = 'hf_redactSECRETtok7310';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { startStack, type Stack } from '../faults/stack.js';
+import { startStack, type Stack } from '../helpers/stack.js';
 
 const API_KEY = 'sk-pulse-SECRET-apikey-7f3a9c';
 const HF_TOKEN = 'hf_pulseSECRETtoken4411';

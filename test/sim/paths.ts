@@ -4,9 +4,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-/** Repo root: this file compiles to dist/test/sim/paths.js. */
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The compiled sim entry points (docker, vLLM, nvidia-smi) live next to this module in dist/. */
 export const SIM_DIST = path.dirname(fileURLToPath(import.meta.url));
 /** Bash assets (recipe lookalike, sudo) are not copied to dist/: read them from the source tree. */

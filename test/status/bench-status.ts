@@ -2,7 +2,7 @@
  * Benchmark (not part of the test suite): wall time of `pulse model status --yes --json` for 8 simulated nodes
  * against 1, every node with a healthy server. Run: node dist/test/status/bench-status.js [runs]
  */
-import { runCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { runSimCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 
 const runs = Number(process.argv[2] ?? 5);
 const s = await startStatusSim(8);
@@ -13,7 +13,7 @@ try {
   }
   const time = async (args: string[]): Promise<number> => {
     const t = process.hrtime.bigint();
-    const r = await runCli(s, ['model', 'status', '--yes', '--json', ...args]);
+    const r = await runSimCli(s, ['model', 'status', '--yes', '--json', ...args]);
     if (r.code !== 0) throw new Error(`status failed: ${r.stderr}`);
     return Number(process.hrtime.bigint() - t) / 1e6;
   };

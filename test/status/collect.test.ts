@@ -11,11 +11,12 @@ import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { PulseError, isPulseError } from '../../runtime/errors.js';
 import { collectStatus, selectNodes } from '../../runtime/status/collect.js';
 import type { NodeSession, NodeTarget, RemoteResult, RunOptions, StepName } from '../../runtime/node/types.js';
-import { repoRoot, tempDir } from './fixtures.js';
+import { tempDir } from './fixtures.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 /** The example nodes.json with extra unprotected copies of spark2 (spark3..sparkN). */
 function config(extra: number) {
-  const json = JSON.parse(readFileSync(path.join(repoRoot, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown> };
+  const json = JSON.parse(readFileSync(path.join(REPO_ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown> };
   for (let i = 3; i < 3 + extra; i++) json.nodes[`spark${i}`] = { ...(json.nodes['spark2'] as object), ssh: `spark${i}` };
   return parseNodesConfig(JSON.stringify(json), 'nodes.json');
 }

@@ -12,7 +12,7 @@ import { SA_ACTION, SA_NODE, SA_PROFILE, workflowIdFor } from '../../workflows/d
 import type { StatusReport } from '../../runtime/status/types.js';
 import { startDevServer } from '../helpers/dev-server.js';
 import type { DevServer } from '../helpers/dev-server.js';
-import { runCli, startStatusSim } from './sim-helpers.js';
+import { runSimCli, startStatusSim } from './sim-helpers.js';
 import type { StatusSim } from './sim-helpers.js';
 
 let server: DevServer;
@@ -53,7 +53,7 @@ describe('status shows the deploy that holds a node', () => {
   });
 
   test('without a configured or running server, status starts none and says why deploys are missing', async () => {
-    const r = await runCli(s, ['model', 'status', '--no-http', '--json']);
+    const r = await runSimCli(s, ['model', 'status', '--no-http', '--json']);
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as StatusReport;
     assert.match(report.notes.join('\n'), /no Temporal server is configured or running/);
@@ -61,7 +61,7 @@ describe('status shows the deploy that holds a node', () => {
   });
 
   test('with TEMPORAL_ADDRESS: the holder of spark2 with action, profile, elapsed and UI link; none on spark1', async () => {
-    const r = await runCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
+    const r = await runSimCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as StatusReport;
     assert.deepEqual(report.notes, []);
@@ -72,7 +72,7 @@ describe('status shows the deploy that holds a node', () => {
     assert.equal(n2?.deploy?.profile, 'best');
     assert.equal(typeof n2?.deploy?.elapsedS, 'number');
     assert.match(n2?.deploy?.uiUrl ?? '', /^http:\/\/ui\.test:8233\/namespaces\/default\/workflows\/pulse-model-spark2\//);
-    const table = await runCli(s, ['model', 'status', '--no-http'], { TEMPORAL_ADDRESS: server.address, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
+    const table = await runSimCli(s, ['model', 'status', '--no-http'], { TEMPORAL_ADDRESS: server.address, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
     assert.match(table.stdout, /deploy +pulse-model-spark2 up best/);
   });
 });

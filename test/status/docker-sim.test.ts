@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { NodeStatus, StatusReport } from '../../runtime/status/types.js';
 import { PROFILE_IMAGE } from '../sim/index.js';
 import type { SimNode } from '../sim/index.js';
-import { SECRET_KEY, runCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { SECRET_KEY, runSimCli, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
@@ -18,8 +18,8 @@ const outputs: string[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function status(): Promise<{ json: NodeStatus; text: string }> {
-  const j = await runCli(s, ['model', 'status', '--node', 'spark2', '--json']);
-  const t = await runCli(s, ['model', 'status', '--node', 'spark2']);
+  const j = await runSimCli(s, ['model', 'status', '--node', 'spark2', '--json']);
+  const t = await runSimCli(s, ['model', 'status', '--node', 'spark2']);
   outputs.push(j.stdout, j.stderr, t.stdout, t.stderr);
   assert.equal(j.code, 0, j.stderr);
   return { json: (JSON.parse(j.stdout) as StatusReport).nodes[0]!, text: t.stdout };

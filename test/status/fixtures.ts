@@ -2,11 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FleetEntry, NodeState } from '../../runtime/model/index.js';
-
-/** The repo root, from dist/test/status/*.js. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** A fresh temp dir and its cleanup. */
 export function tempDir(prefix = 'pulse-state-'): { dir: string; cleanup: () => void } {

@@ -6,13 +6,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeNodeState } from '../../runtime/state.js';
-import { nodeState, repoRoot, tempDir } from './fixtures.js';
+import { nodeState, tempDir } from './fixtures.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const deny = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'deny-heavy.js');
 
 function fragment(stateDir: string, nodesFile: string, extra: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', deny, path.join(repoRoot, 'bin/pulse-cli'), '--nodes', nodesFile, 'model', 'fragment', ...extra],
+    execFile(process.execPath, ['--import', deny, path.join(REPO_ROOT, 'bin/pulse-cli'), '--nodes', nodesFile, 'model', 'fragment', ...extra],
       { env: { ...process.env, PULSE_STATE_DIR: stateDir }, encoding: 'utf8' }, (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       });
@@ -22,7 +23,7 @@ function fragment(stateDir: string, nodesFile: string, extra: string[] = []): Pr
 /** The example nodes.json: spark1 local (gateway host), spark2 ssh with a loopback BIND. */
 function nodesFile(dir: string): string {
   const file = path.join(dir, 'nodes.json');
-  writeFileSync(file, readFileSync(path.join(repoRoot, 'runtime/nodes.example.json'), 'utf8').replace('"./nodes.schema.json"', '"x"'));
+  writeFileSync(file, readFileSync(path.join(REPO_ROOT, 'runtime/nodes.example.json'), 'utf8').replace('"./nodes.schema.json"', '"x"'));
   return file;
 }
 

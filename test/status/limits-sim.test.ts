@@ -8,14 +8,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { StatusReport } from '../../runtime/status/types.js';
-import { SECRET_KEY, runCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
-import type { CliResult, StatusSim } from './sim-helpers.js';
+import { SECRET_KEY, runSimCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import type { CliResult } from '../helpers/cli.js';
+import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
 const outputs: string[] = [];
 
 async function cli(args: string[]): Promise<CliResult> {
-  const r = await runCli(s, args);
+  const r = await runSimCli(s, args);
   outputs.push(r.stdout, r.stderr);
   return r;
 }
@@ -128,7 +129,7 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
   });
 
   test('a configured Temporal server that does not answer costs only the deploy column', async () => {
-    const r = await runCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    const r = await runSimCli(s, ['model', 'status', '--no-http', '--json'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as StatusReport;
     assert.equal(report.allAnswered, true);
@@ -164,7 +165,7 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
       nodes.nodes['hung'] = { ...nodes.nodes['spark3'], ssh: 'hung', protected: false };
       const nodesFile = path.join(dir, 'nodes.json');
       writeFileSync(nodesFile, JSON.stringify(nodes));
-      const r = await runCli({ ...s, nodesFile }, ['model', 'status', '--no-http', '--json'], { PULSE_SSH_CONFIG: sshConfig, PULSE_STATUS_TIMEOUT_S: '2' });
+      const r = await runSimCli({ ...s, nodesFile }, ['model', 'status', '--no-http', '--json'], { PULSE_SSH_CONFIG: sshConfig, PULSE_STATUS_TIMEOUT_S: '2' });
       assert.equal(r.code, 6, r.stderr);
       const report = JSON.parse(r.stdout) as StatusReport;
       assert.deepEqual(report.nodes.map((n) => [n.node, n.answered]), [['spark1', true], ['spark2', true], ['spark3', true], ['hung', false]]);

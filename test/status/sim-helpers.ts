@@ -3,7 +3,6 @@
  * pulse-rendered .env with a secret API_KEY carried at the end, a server started with the recipe's own start.sh,
  * and the CLI run as a child process against all of it.
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sha256OfLines } from '../../runtime/config/env-header.js';
@@ -11,7 +10,8 @@ import { writeNodeState } from '../../runtime/state.js';
 import { startSim, PROFILE_IMAGE, MODEL_ID, RECIPE_NAME } from '../sim/index.js';
 import type { Sim, SimNode } from '../sim/index.js';
 import type { NodeState } from '../../runtime/model/index.js';
-import { nodeState, repoRoot } from './fixtures.js';
+import { nodeState } from './fixtures.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 /** The API key every simulated .env carries: asserted absent from every output. */
 export const SECRET_KEY = 'sk-sim-SECRET-4f9a2c';
@@ -88,22 +88,11 @@ export async function saveState(stateDir: string, node: string, over: Partial<No
   await writeNodeState(stateDir, nodeState(node, over));
 }
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run `pulse <args>` against the sim (its ssh config, the test's state dir, no Temporal configured). */
-export function runCli(s: StatusSim, args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...s.sim.env(), PULSE_STATE_DIR: s.stateDir };
-  delete env['TEMPORAL_ADDRESS'];
-  delete env['NO_COLOR'];
-  Object.assign(env, extraEnv);
-  return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(repoRoot, 'bin/pulse-cli'), '--nodes', s.nodesFile, ...args], { env, encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+/**
+ * Run `pulse <args>` against the sim (its ssh config, the test's state dir, no Temporal configured, colour left to
+ * the CLI); a CLI killed by a signal reads as exit 1.
+ */
+export async function runSimCli(s: StatusSim, args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult & { code: number }> {
+  const r = await runCli(['--nodes', s.nodesFile, ...args], { ...s.sim.env(), PULSE_STATE_DIR: s.stateDir, TEMPORAL_ADDRESS: undefined, NO_COLOR: undefined, ...extraEnv });
+  return { ...r, code: r.code ?? 1 };
 }

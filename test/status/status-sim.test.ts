@@ -7,8 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import type { StatusReport, NodeStatus } from '../../runtime/status/types.js';
-import { SECRET_KEY, runCli, saveState, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
-import type { CliResult, StatusSim } from './sim-helpers.js';
+import { SECRET_KEY, runSimCli, saveState, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import type { CliResult } from '../helpers/cli.js';
+import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
 let json: CliResult;
@@ -38,7 +39,7 @@ function row(name: string): string {
 }
 
 async function cli(args: string[]): Promise<CliResult> {
-  const r = await runCli(s, args);
+  const r = await runSimCli(s, args);
   outputs.push(r.stdout, r.stderr);
   return r;
 }

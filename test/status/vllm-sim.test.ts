@@ -10,7 +10,7 @@ import type { StatusReport } from '../../runtime/status/types.js';
 import type { SmokeResult } from '../../runtime/status/smoke.js';
 import type { NodeControl } from '../sim/control.js';
 import { DEFAULT_CONTROL } from '../sim/control.js';
-import { SECRET_KEY, runCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { SECRET_KEY, runSimCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
@@ -31,8 +31,8 @@ async function restart(control: Partial<NodeControl>, status = 200): Promise<voi
 }
 
 async function smoke(): Promise<{ code: number; json: SmokeResult; text: string }> {
-  const j = await runCli(s, ['model', 'smoke', '--node', 'spark2', '--json']);
-  const t = await runCli(s, ['model', 'smoke', '--node', 'spark2']);
+  const j = await runSimCli(s, ['model', 'smoke', '--node', 'spark2', '--json']);
+  const t = await runSimCli(s, ['model', 'smoke', '--node', 'spark2']);
   outputs.push(j.stdout, j.stderr, t.stdout, t.stderr);
   assert.equal(j.code, t.code);
   return { code: j.code, json: JSON.parse(j.stdout) as SmokeResult, text: t.stdout };
@@ -102,7 +102,7 @@ describe('smoke and status on each vLLM release of the simulator', () => {
     assert.equal(r.code, 9, r.text);
     assert.equal(r.json.httpStatus, 401);
     assert.equal(r.json.error, 'HTTP 401 Unauthorized: the server wants a key that the node .env does not give (API_KEY)');
-    const st = await runCli(s, ['model', 'status', '--node', 'spark2', '--json']);
+    const st = await runSimCli(s, ['model', 'status', '--node', 'spark2', '--json']);
     const health = (JSON.parse(st.stdout) as StatusReport).nodes[0]?.health;
     assert.equal(health?.httpStatus, 401);
     assert.match(health?.detail ?? '', /the server wants a key that the node \.env does not give/);
@@ -122,12 +122,12 @@ describe('smoke and status on each vLLM release of the simulator', () => {
   for (const release of ['0.10.0', '0.11.0', '0.33.0'] as const) {
     test(`status shows one canonical KV cache line from a ${release} log`, async () => {
       await restart({ vllmRelease: release });
-      const r = await runCli(s, ['model', 'status', '--node', 'spark2', '--json']);
+      const r = await runSimCli(s, ['model', 'status', '--node', 'spark2', '--json']);
       assert.equal(r.code, 0, r.stderr);
       const kv = (JSON.parse(r.stdout) as StatusReport).nodes[0]?.kvCache;
       assert.equal(kv?.source, 'log');
       assert.match(kv?.line ?? '', CANONICAL);
-      const table = await runCli(s, ['model', 'status', '--node', 'spark2']);
+      const table = await runSimCli(s, ['model', 'status', '--node', 'spark2']);
       assert.match(table.stdout.replace(/\n {13}/g, ' '), /^kv cache +GPU KV cache size: [\d,]+ tokens, Maximum concurrency for 524,288 tokens per request: [\d.]+x$/m);
     });
   }

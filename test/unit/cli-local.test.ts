@@ -9,12 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const cli = path.join(root, 'bin/pulse-cli');
-const fleet = path.join(root, 'test/fixtures/nodes/fleet.json');
-const fixtureProfiles = path.join(root, 'test/fixtures/profiles');
+const cli = path.join(REPO_ROOT, 'bin/pulse-cli');
+const fleet = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
+const fixtureProfiles = path.join(REPO_ROOT, 'test/fixtures/profiles');
 const sandbox = mkdtempSync(path.join(os.tmpdir(), 'pulse-cli-local-'));
 
 interface Run {
@@ -25,7 +24,7 @@ interface Run {
 
 function pulse(args: string[], env: Record<string, string> = {}): Run {
   const r = spawnSync(process.execPath, [cli, '--nodes', fleet, ...args], {
-    cwd: root,
+    cwd: REPO_ROOT,
     encoding: 'utf8',
     // A dead Temporal address and a sandboxed state dir/HOME: a refusal must come before any of them is used.
     env: { ...process.env, HOME: sandbox, XDG_STATE_HOME: path.join(sandbox, 'state'), PULSE_STATE_DIR: path.join(sandbox, 'pulse'), TEMPORAL_ADDRESS: '127.0.0.1:1', PULSE_PROFILES_DIR: '', ...env },
@@ -100,20 +99,20 @@ test('cli: profiles --json lists profiles and nodes with the spec columns', () =
 });
 
 test('cli: dry-run prints the .env, every step script, the replacements and the client note; writes nothing', () => {
-  const r = pulse(['model', 'up', 'capture', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins'), '--overlay-wins']);
+  const r = pulse(['model', 'up', 'capture', '--node', 'spark2', '--dry-run', '--overlay', path.join(REPO_ROOT, 'test/fixtures/overlays/wins'), '--overlay-wins']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^# pulse-overlay: \S+\/test\/fixtures\/overlays\/wins overlay-sha256=[0-9a-f]{64}$/m);
   for (const step of ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']) assert.match(r.stdout, new RegExp(`\\[${step}\\] ====`));
   assert.match(r.stdout, /NOTE: each request needs a unique cache_salt and the header X-Request-Id: cap-<row>/);
   assert.match(r.stdout, /step 9\. write the node state and the gateway backend file/);
   assert.match(r.stdout, /endpoint spark2: http:\/\/203\.0\.113\.2:8001\/v1 \(unreachable from the gateway host/);
-  const wins = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins'), '--overlay-wins']);
+  const wins = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(REPO_ROOT, 'test/fixtures/overlays/wins'), '--overlay-wins']);
   assert.match(wins.stdout, /overlay mount \/srv\/shard-r3:\/root\/\.cache\/huggingface\/mtp-shard-r2 replaces profile mount \/srv\/shard-r2:/);
   assert.deepEqual(readdirSync(sandbox), [], 'no file written (state dir, HOME)');
 });
 
 test('cli: an overlay conflict without --overlay-wins is a config error', () => {
-  const r = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(root, 'test/fixtures/overlays/wins')]);
+  const r = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(REPO_ROOT, 'test/fixtures/overlays/wins')]);
   assert.equal(r.code, 3);
   assert.match(r.stderr, /which the profile mounts too/);
   assert.match(r.stderr, /--overlay-wins/);
@@ -164,7 +163,7 @@ test('cli: a profile or an overlay with -e VLLM_API_KEY= is a config error that 
   // vLLM reads VLLM_API_KEY when --api-key is absent: in the container it would be a secret in workflow history
   // and make every probe (which sends the node .env API_KEY) answer 401.
   const dir = mkdtempSync(path.join(sandbox, 'vllm-key-'));
-  const best = readFileSync(path.join(root, 'runtime/qwen38/profiles/best.env'), 'utf8');
+  const best = readFileSync(path.join(REPO_ROOT, 'runtime/qwen38/profiles/best.env'), 'utf8');
   writeFileSync(path.join(dir, 'best.env'), best.replace('  -e VLLM_MTP_DRAFT_FP8=1\n', '  -e VLLM_MTP_DRAFT_FP8=1\n  -e VLLM_API_KEY=sk-profile-SECRET\n'));
   const prof = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run'], { PULSE_PROFILES_DIR: dir });
   assert.equal(prof.code, 3, prof.stderr);

@@ -6,10 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DEPLOY_CANCELLED, FAILURES, NON_RETRYABLE_FAILURES, exitCodeLines, kindOfType, retryable, type FailureKind } from '../../runtime/failures.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const kinds = Object.keys(FAILURES) as FailureKind[];
 
 test('failures: the preset rows are exactly the released nonRetryableErrorTypes', () => {
@@ -20,7 +19,7 @@ test('failures: the preset rows are exactly the released nonRetryableErrorTypes'
 });
 
 test('failures: every saved history records the same nonRetryableErrorTypes', () => {
-  const dir = path.join(root, 'test/histories');
+  const dir = path.join(REPO_ROOT, 'test/histories');
   const seen: string[][] = [];
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);

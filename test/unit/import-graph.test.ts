@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { REPO_ROOT } from '../helpers/dev-server.js';
 import { importCircles, importGraph, type ImportGraph } from '../helpers/import-graph.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const graph = importGraph(REPO_ROOT);
 const PRODUCT = /^(runtime|activities|worker|workflows|cli)\//;

@@ -3,14 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { nodesSchemaText } from '../../runtime/config/write-schema.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+import { REPO_ROOT } from '../helpers/paths.js';
 
 test('runtime/nodes.schema.json matches the zod schema (regenerate: node dist/runtime/config/write-schema.js)', () => {
-  const committed = readFileSync(path.join(root, 'runtime/nodes.schema.json'), 'utf8');
+  const committed = readFileSync(path.join(REPO_ROOT, 'runtime/nodes.schema.json'), 'utf8');
   assert.equal(committed, nodesSchemaText());
 });
 
@@ -29,7 +27,7 @@ test('the JSON Schema is strict and names every node field of the spec', () => {
 });
 
 test('runtime/nodes.example.json is valid: spark1 local, protected, the gateway; spark2 ssh on 127.0.0.1', () => {
-  const file = path.join(root, 'runtime/nodes.example.json');
+  const file = path.join(REPO_ROOT, 'runtime/nodes.example.json');
   const cfg = parseNodesConfig(readFileSync(file, 'utf8'), file);
   assert.equal(cfg.nodes['spark1']?.host, 'local');
   assert.equal(cfg.nodes['spark1']?.protected, true);

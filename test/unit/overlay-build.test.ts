@@ -5,11 +5,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readOverlay } from '../../runtime/config/overlay.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const script = path.join(root, 'overlays/qwen38/build.sh');
+const script = path.join(REPO_ROOT, 'overlays/qwen38/build.sh');
 const work = mkdtempSync(path.join(os.tmpdir(), 'pulse-build-'));
 test.after(() => rmSync(work, { recursive: true, force: true }));
 

@@ -5,15 +5,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { parseOverlayArgs, readOverlay, type Overlay } from '../../runtime/config/overlay.js';
 import { parseProfile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { renderEnv } from '../../runtime/render.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const fixtures = path.join(root, 'test/fixtures');
+const fixtures = path.join(REPO_ROOT, 'test/fixtures');
 const cfg = parseNodesConfig(readFileSync(path.join(fixtures, 'nodes/fleet.json'), 'utf8'), 'fleet.json');
 const node = cfg.nodes['spark2']!;
 const NOW = new Date('2026-09-23T10:15:00Z');

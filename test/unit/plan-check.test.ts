@@ -13,7 +13,7 @@ import { isPulseError } from '../../runtime/errors.js';
 import { ownDownPlan, ownStop, ownUpPlan, type WorkerFiles } from '../../runtime/plan-check.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import type { UpPlan } from '../../runtime/model/index.js';
-import { REPO_ROOT } from '../helpers/dev-server.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const NOW = new Date('2026-09-23T10:15:00Z');
 const config = loadNodesConfig(path.join(REPO_ROOT, 'test', 'fixtures', 'nodes', 'fleet.json'));

@@ -3,14 +3,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { parseProfile, type Profile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf, stampOf, type UpPlanOptions } from '../../runtime/plan.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const fleetText = readFileSync(path.join(root, 'test/fixtures/nodes/fleet.json'), 'utf8');
+const fleetText = readFileSync(path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json'), 'utf8');
 const cfg = parseNodesConfig(fleetText, 'fleet.json');
 const NOW = new Date('2026-09-23T10:15:00Z');
 

@@ -4,14 +4,13 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseNodesConfig, type NodesConfig } from '../../runtime/config/nodes.js';
 import { parseProfile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { envBodySha256, identityOf, parseEnvHeader, renderEnv, sameIdentity, type RenderInput } from '../../runtime/render.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const fleetFile = path.join(root, 'test/fixtures/nodes/fleet.json');
+const fleetFile = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
 const cfg: NodesConfig = parseNodesConfig(readFileSync(fleetFile, 'utf8'), fleetFile);
 const NOW = new Date('2026-09-23T10:15:00.123Z');
 

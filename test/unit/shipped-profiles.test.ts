@@ -3,16 +3,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { RECIPE_KEYS } from '../../runtime/config/profile-rules.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { buildUpPlan } from '../../runtime/plan.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const example = path.join(root, 'runtime/nodes.example.json');
+const example = path.join(REPO_ROOT, 'runtime/nodes.example.json');
 const cfg = parseNodesConfig(readFileSync(example, 'utf8'), example);
-const profiles = loadProfiles(path.join(root, 'runtime/qwen38/profiles'));
+const profiles = loadProfiles(path.join(REPO_ROOT, 'runtime/qwen38/profiles'));
 const plan = (profile: string, node = 'spark2') =>
   buildUpPlan(cfg, profiles, { profile, node, overlay: null, overlayWins: false, yes: false, restart: false }, new Date('2026-09-23T10:15:00Z'));
 

@@ -3,12 +3,12 @@ import path from 'node:path';
 import type { WorkerFilesSource } from '../../activities/authority.js';
 import type { ActivityDeps, StepFunctions } from '../../activities/deps.js';
 import { buildUpPlan } from '../../runtime/plan.js';
-import { REPO_ROOT } from '../helpers/dev-server.js';
 import { fileSource } from '../../worker/deps.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import type { NodeSession } from '../../runtime/node/types.js';
 import type { FleetEntry, NodeState } from '../../runtime/model/index.js';
 import { preflight } from './fixtures.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 export interface MemoryState {
   states: Map<string, NodeState>;

@@ -11,9 +11,9 @@ import { describe, it } from 'node:test';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE_PATH } from '../../worker/main.js';
-import { REPO_ROOT } from '../helpers/dev-server.js';
 import { secretNeedles } from '../engine/secrets.js';
 import { quietRuntime } from './harness.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 const DIR = path.join(REPO_ROOT, 'test', 'histories');
 

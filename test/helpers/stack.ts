@@ -15,12 +15,12 @@ import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
-import { CLI, removeDir, tempDir } from '../helpers/cli.js';
-import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from '../helpers/dev-server.js';
+import { CLI, removeDir, tempDir } from './cli.js';
+import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from './dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 import { ensureSearchAttributes } from '../../cli/temporal.js';
 import { dynamicConfigArgs } from '../../cli/embedded-server.js';
-import { startCluster } from '../helpers/cluster.js';
+import { startCluster } from './cluster.js';
 
 export interface StackOptions {
   nodes: number | string[];
