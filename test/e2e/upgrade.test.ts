@@ -24,7 +24,7 @@ import type { PulseWorker } from '../../worker/main.js';
 import { DEPLOYMENT_NAME } from '../../worker/versioning.js';
 import { startRig } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
-import { until } from '../node/helpers.js';
+import { pollUntil } from '../helpers/until.js';
 import { quietRuntime } from '../workflows/harness.js';
 
 const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED
@@ -93,14 +93,14 @@ describe('upgrading pulse while deploys run', () => {
   }
 
   async function becomesCurrent(r: Running): Promise<void> {
-    const seen = await until(currentBuild, (b) => b === r.buildId, 300, 100);
+    const seen = await pollUntil(currentBuild, (b) => b === r.buildId, 300, 100);
     assert.equal(seen, r.buildId, `build ${r.buildId} never became current; its log: ${r.lines.join(' | ')}`);
     await saidSo(r, 'is now the current version');
   }
 
   /** The worker's own account (logged once its promotion call returns, a moment after the server shows it). */
   async function saidSo(r: Running, text: string): Promise<string> {
-    return until(async () => r.lines.join('\n'), (l) => l.includes(text), 100, 100);
+    return pollUntil(async () => r.lines.join('\n'), (l) => l.includes(text), 100, 100);
   }
 
   async function pinnedTo(h: WorkflowHandle): Promise<{ behavior: number; buildId: string | undefined }> {
@@ -114,7 +114,7 @@ describe('upgrading pulse while deploys run', () => {
   }
 
   async function waitForReadinessWait(h: WorkflowHandle): Promise<void> {
-    assert.equal(await until(() => pendingStarted(h, 'pollReadiness'), (ok) => ok, 600, 100), true, 'the deploy never reached its readiness wait');
+    assert.equal(await pollUntil(() => pendingStarted(h, 'pollReadiness'), (ok) => ok, 600, 100), true, 'the deploy never reached its readiness wait');
   }
 
   /** Who took each workflow and activity task of a deploy, and when. */
@@ -213,7 +213,7 @@ describe('upgrading pulse while deploys run', () => {
 
     const back = await startWorker('C');
     assert.equal(back.buildId, c.buildId);
-    assert.equal(await until(() => unservedPinnedBuild(t, ref), (b) => b === null, 100, 100), null, 'the returning worker serves it');
+    assert.equal(await pollUntil(() => unservedPinnedBuild(t, ref), (b) => b === null, 100, 100), null, 'the returning worker serves it');
     const r = (await pinned.result()) as DeployResult;
     assert.equal(r.ok, true, r.error ?? '');
     assert.deepEqual(await pinnedTo(pinned), { behavior: PINNED, buildId: c.buildId });

@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli, ROOT } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 import { FAILURES, exitCodeLines } from '../../runtime/failures.js';
 
-const fleet = path.join(ROOT, 'test/fixtures/nodes/fleet.json');
+const fleet = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
 const sandbox = mkdtempSync(path.join(os.tmpdir(), 'pulse-exit-codes-'));
 // A dead Temporal address (nothing listens on port 1) and a sandboxed state dir: nothing here may reach either first.
 const env = { HOME: sandbox, XDG_STATE_HOME: path.join(sandbox, 'state'), PULSE_STATE_DIR: path.join(sandbox, 'pulse'), TEMPORAL_ADDRESS: '127.0.0.1:1', PULSE_PROFILES_DIR: '', PULSE_NODES: fleet };
@@ -74,7 +75,7 @@ test('the codes above are the table\'s', () => {
 test('--version prints the package version and exits 0', async () => {
   const r = await pulse(['--version']);
   assert.equal(r.code, 0, r.stderr);
-  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   assert.equal(r.stdout.trim(), pkg.version);
 });
 

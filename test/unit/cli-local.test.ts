@@ -184,7 +184,7 @@ test('cli: a profile or an overlay with -e VLLM_API_KEY= is a config error that 
 
 test('a reader that goes away (dry-run | head -1) ends the CLI quietly: no EPIPE stack, exit 0', () => {
   const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${cli}" --nodes "${fleet}" model up best --node spark2 --dry-run | head -c 20`], {
-    cwd: root,
+    cwd: REPO_ROOT,
     encoding: 'utf8',
     env: { ...process.env, HOME: sandbox, PULSE_STATE_DIR: path.join(sandbox, 'pulse'), PULSE_PROFILES_DIR: '' },
   });
