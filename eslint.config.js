@@ -58,14 +58,25 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code must be deterministic: no Node modules' })),
           patterns: [
             { group: ['ssh2', 'zod', 'commander', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'not in workflow code' },
-            // runtime/failures.ts, the failure table, is pure data with no imports (its own rule below): the one value
-            // workflows may take from runtime.
-            { group: ['../runtime/*', '../runtime/**', '!../runtime/failures.js', '../activities/*', '../activities/**', '../cli/**', '../worker/**'], allowTypeImports: true, message: 'workflows may import only types from runtime/activities (values: only runtime/failures.js)' },
+            // The values workflows may take from runtime: runtime/failures.ts (the failure table) and runtime/steps/catalog.ts
+            // (the step catalog), both import-free apart from types (their own rules below).
+            {
+              regex: '^\\.\\./(runtime/(?!(failures|steps/catalog)\\.js$)|activities/|cli/|worker/)',
+              allowTypeImports: true,
+              message: 'workflows may import only types from runtime/activities (values: only runtime/failures.js and runtime/steps/catalog.js)',
+            },
             noTests,
           ],
         },
       ],
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'use sleep() from @temporalio/workflow' }, { name: 'setInterval', message: 'use sleep() from @temporalio/workflow' }],
+    },
+  },
+  {
+    // The step catalog is bundled into the workflows: it stays import-free (types only) and deterministic.
+    files: ['runtime/steps/catalog.ts'],
+    rules: {
+      'no-restricted-imports': restrict(...runtimeRoom, { regex: '.', allowTypeImports: true, message: 'the step catalog imports only types (the workflow bundle takes its code)' }),
     },
   },
 );

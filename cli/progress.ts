@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployResult, StepRaw, WaitProgress } from '../runtime/model/index.js';
 import type { FollowOutcome } from './follow-outcome.js';
+import { noteOf, stepOfActivity } from '../runtime/steps/catalog.js';
 import type { ProgressPrinter } from './progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -78,27 +79,10 @@ interface Scheduled {
   activityId: string;
 }
 
-/** What a finished step says beside its ✓ (activities/contract.ts result shapes): why it restarts, backup, log... */
-export function stepNote(activityType: string, r: unknown): string | null {
-  if (typeof r !== 'object' || r === null) return null;
-  const v = r as Record<string, unknown>;
-  const str = (k: string): string | null => (typeof v[k] === 'string' && v[k] ? (v[k] as string) : null);
-  switch (activityType) {
-    case 'runPreflight':
-      return str('restartReason') ? `restart: ${str('restartReason')}` : null;
-    case 'waitForMemory':
-      return typeof v['memAvailableGiB'] === 'number' ? `MemAvailable ${v['memAvailableGiB']} GiB` : null;
-    case 'writeEnv':
-      if (v['written'] === false) return 'same identity: not written';
-      return [str('backupPath') ? `backup ${str('backupPath')}` : null, typeof v['carriedSecretLines'] === 'number' ? `${v['carriedSecretLines']} secret line(s) carried` : null]
-        .filter((x) => x !== null).join(', ') || null;
-    case 'startServer':
-      return v['started'] === false ? 'already started by this deploy' : str('logPath') ? `log ${str('logPath')}` : null;
-    case 'verifyServer':
-      return str('kvCacheLine')?.replace(/^.*?\]\s*/, '') ?? null; // drop vLLM's "INFO <time> [file:line]" prefix
-    default:
-      return null;
-  }
+/** What a finished step says beside its ✓: its catalog row's note (runtime/steps/catalog.ts), found by type and summary. */
+export function stepNote(activityType: string, r: unknown, summary: string | null = null): string | null {
+  const def = stepOfActivity(activityType, summary);
+  return def ? noteOf(def, r) : null;
 }
 
 /** The raw `@pulse` lines a step result carries (StepRaw); none for a step without a script or an older history. */
@@ -125,7 +109,7 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const outcome = ev.activityTaskCompletedEventAttributes ? 'ok' : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const done = ev.activityTaskCompletedEventAttributes;
     const value = done ? decodeFirst(done.result) : undefined;
-    const note = done ? stepNote(s?.type ?? '', value) : failure ? failureText(failure).message : null;
+    const note = done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null;
     p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
     p.rawRecords(rawOf(value));
     return null;

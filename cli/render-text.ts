@@ -1,5 +1,6 @@
 /** Text printers of the local-only commands (profiles, up --dry-run). Pure: data in, text out. */
 import type { PreflightReport, UpPlan } from '../runtime/model/index.js';
+import { UP_STEPS } from '../runtime/steps/catalog.js';
 
 /** One profile line of `pulse model profiles`. */
 export interface ProfileRow {
@@ -74,7 +75,7 @@ export function publishText(plan: UpPlan): string {
     ...plan.fleet.map((f) => `  endpoint ${f.node}: ${f.gatewayUrl}${f.reachable ? '' : ' (unreachable from the gateway host: loopback BIND, stays disabled)'}`),
   ];
   if (plan.rollbackHint) lines.push(`on failure, back to the previous profile: ${plan.rollbackHint}`);
-  return section('step 9. write the node state and the gateway backend file [publish]', lines.join('\n'));
+  return section(`step ${UP_STEPS.publish.plan} [${UP_STEPS.publish.step}]`, lines.join('\n'));
 }
 
 /** The client notes (pulse-client), printed last so they are seen. */

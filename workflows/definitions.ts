@@ -45,5 +45,3 @@ export const PROGRESS_QUERY = 'progress';
  * nodes.json and profiles). Histories from before it replay without the check.
  */
 export const AUTHORITY_PATCH = 'pulse-worker-authority';
-/** The check's title in the progress and the step list. */
-export const CHECK_TITLE = "check the plan against the worker's nodes.json and profiles";

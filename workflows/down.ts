@@ -3,24 +3,26 @@
  * 'down' and the gateway fragment. A failure once the stop has begun marks the node failed (RUNTIME.md), the same
  * saga as up. Step-sequence changes go behind patched(): see the comment at the top of up.ts.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
-import type { LockUse, PulseActivities, StateInput } from '../activities/contract.js';
-import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
-import { publish, quickStep, stopStep } from './options.js';
+import { patched } from '@temporalio/workflow';
+import type { LockUse, StateInput } from '../activities/contract.js';
+import { DOWN_STEPS, FRAME_STEPS } from '../runtime/steps/catalog.js';
+import { AUTHORITY_PATCH } from './definitions.js';
+import { stepActivity } from './options.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
 import type { DeployResult, DownPlan } from '../runtime/model/index.js';
 
+/** One proxy per step (runtime/steps/catalog.ts). */
 function downActivities(plan: DownPlan) {
-  const on = ` on ${plan.node}`;
+  const { node } = plan;
   return {
-    check: proxyActivities<PulseActivities>(quickStep(`check plan${on}`)).checkPlan,
-    lock: proxyActivities<PulseActivities>(quickStep(`node lock${on}`)).acquireNodeLock,
-    unlock: proxyActivities<PulseActivities>(quickStep(`node unlock${on}`)).releaseNodeLock,
-    stop: proxyActivities<PulseActivities>(stopStep(`1/2 stop${on}`)).stopServer,
-    publish: proxyActivities<PulseActivities>(publish(`2/2 publish state${on}`)).publishState,
-    markFailed: proxyActivities<PulseActivities>(publish(`compensation${on}`)).markFailed,
+    check: stepActivity(FRAME_STEPS.check, node),
+    lock: stepActivity(FRAME_STEPS.lock, node),
+    unlock: stepActivity(FRAME_STEPS.unlock, node),
+    stop: stepActivity(DOWN_STEPS.stop, node),
+    publish: stepActivity(DOWN_STEPS.publish, node),
+    markFailed: stepActivity(FRAME_STEPS.compensate, node),
   };
 }
 
@@ -34,17 +36,15 @@ export async function downWorkflow(plan: DownPlan): Promise<DeployResult> {
   const release = (): Promise<unknown> => acts.unlock(lockInput(plan, 'down'));
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'down');
-    if (patched(AUTHORITY_PATCH)) await t.run('check', CHECK_TITLE, () => acts.check(plan));
+    if (patched(AUTHORITY_PATCH)) await t.run(FRAME_STEPS.check, () => acts.check(plan));
     // The node lock (see saga.ts NODE_LOCK_PATCH): before the stop, so a deploy from another controller cannot interleave.
     if (patched(NODE_LOCK_PATCH)) {
       lock = [{ nodeLock: true }];
       await takeLock(t, () => acts.lock(lockInput(plan, 'down')), () => (lock = []));
     }
     saga.armed = true;
-    await t.run('stop', 'step 1/2 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...lock), (s) =>
-      s.wasRunning ? 'stopped' : 'was not running',
-    );
-    const pub = await t.run('publish', 'step 2/2 publish state', () => acts.publish(stateInput(plan, 'down', null)));
+    await t.run(DOWN_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...lock));
+    const pub = await t.run(DOWN_STEPS.publish, () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
   } catch (err) {
     if (!saga.armed) result.state = 'unchanged'; // refused before the stop: nothing changed on the node

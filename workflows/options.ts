@@ -11,8 +11,11 @@
  * - config/precondition/refused/timeout/verify failures are never retried (NON_RETRYABLE_FAILURES).
  * Workflow code: deterministic, no imports but types and @temporalio/workflow.
  */
-import { ActivityCancellationType, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import type { PulseActivities } from '../activities/contract.js';
+import { summaryOf } from '../runtime/steps/catalog.js';
+import type { StepDef } from '../runtime/steps/catalog.js';
 import { stateTaskQueue } from './definitions.js';
 import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
 
@@ -44,7 +47,7 @@ const LOCAL_RETRY: RetryPolicy = {
   nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
 };
 
-function nodeStep(summary: string, startToCloseS: number): ActivityOptions {
+function nodeStepOptions(summary: string, startToCloseS: number): ActivityOptions {
   return {
     summary,
     startToCloseTimeout: `${startToCloseS}s`,
@@ -56,28 +59,28 @@ function nodeStep(summary: string, startToCloseS: number): ActivityOptions {
 }
 
 /** Preflight, mkdir, write .env, start (setsid returns at once), verify: a few seconds each on a healthy node. */
-export function quickStep(summary: string): ActivityOptions {
-  return nodeStep(summary, 300);
+function quickStep(summary: string): ActivityOptions {
+  return nodeStepOptions(summary, 300);
 }
 
 /** stop.sh waits for docker stop (and the recipe's own teardown): allow 10 minutes. */
-export function stopStep(summary: string): ActivityOptions {
-  return nodeStep(summary, 600);
+function stopStep(summary: string): ActivityOptions {
+  return nodeStepOptions(summary, 600);
 }
 
 /** Step 4: MemAvailable reaches the gate within plan.memory.timeoutS (spec memTimeoutS, default 600). */
-export function memoryWait(summary: string, timeoutS: number): ActivityOptions {
+function memoryWait(summary: string, timeoutS: number): ActivityOptions {
   return waitStep(summary, timeoutS);
 }
 
 /** Step 7: /v1/models answers 200 within plan.readiness.timeoutS (READY_TIMEOUT_S + readyGraceS by default). */
-export function readinessWait(summary: string, timeoutS: number): ActivityOptions {
+function readinessWait(summary: string, timeoutS: number): ActivityOptions {
   return waitStep(summary, timeoutS);
 }
 
 function waitStep(summary: string, timeoutS: number): ActivityOptions {
   return {
-    ...nodeStep(summary, timeoutS + WAIT_BACKSTOP_S),
+    ...nodeStepOptions(summary, timeoutS + WAIT_BACKSTOP_S),
     scheduleToCloseTimeout: `${timeoutS + WAIT_RESUME_SLACK_S}s`,
     retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 },
   };
@@ -90,6 +93,29 @@ function waitStep(summary: string, timeoutS: number): ActivityOptions {
  * picks the task up: while no gateway worker polls, the deploy waits for one (visible in the UI as a pending
  * activity) rather than writing state on the wrong host.
  */
-export function publish(summary: string): ActivityOptions {
+function stateStep(summary: string): ActivityOptions {
   return { summary, taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: LOCAL_RETRY };
+}
+
+/** The options of a catalog step on `node` (its summary, its preset); `budgetS` is a wait's spec budget. */
+export function optionsOf(def: StepDef, node: string, budgetS = 0): ActivityOptions {
+  const summary = summaryOf(def, node);
+  switch (def.preset) {
+    case 'quick':
+      return quickStep(summary);
+    case 'stop':
+      return stopStep(summary);
+    case 'memory-wait':
+      return memoryWait(summary, budgetS);
+    case 'readiness-wait':
+      return readinessWait(summary, budgetS);
+    case 'state':
+      return stateStep(summary);
+  }
+}
+
+/** The activity of a catalog step on `node`, with its own options (one proxy per step: its preset and UI summary). */
+export function stepActivity<D extends StepDef & { activity: keyof PulseActivities }>(def: D, node: string, budgetS?: number): PulseActivities[D['activity']] {
+  const acts: Pick<PulseActivities, D['activity']> = proxyActivities<PulseActivities>(optionsOf(def, node, budgetS));
+  return acts[def.activity as D['activity']];
 }

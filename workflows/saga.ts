@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
 import { FAILURES } from '../runtime/failures.js';
+import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { deployFailure, describeError } from './result.js';
 import type { LockInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
@@ -61,7 +62,7 @@ export async function failDeploy(
     const error = result.error;
     await CancellationScope.nonCancellable(async () => {
       try {
-        await t.run('compensate', 'compensation: mark node failed, disable its endpoint', () => markFailed(error));
+        await t.run(FRAME_STEPS.compensate, () => markFailed(error));
         result.compensated = true;
         result.state = 'failed';
       } catch (e) {
@@ -81,7 +82,7 @@ export async function failDeploy(
  */
 export async function takeLock(t: StepTracker, acquire: () => Promise<LockResult>, notHeld: () => void): Promise<void> {
   try {
-    await t.run('lock', 'node lock', acquire, (l) => (l.lock ? `held since ${l.lock.since ?? '?'}, lease until ${l.lock.leaseUntil ?? '?'}` : undefined));
+    await t.run(FRAME_STEPS.lock, acquire);
   } catch (e) {
     if (describeError(e).type === FAILURES.refused.type) notHeld();
     throw e;
@@ -91,7 +92,7 @@ export async function takeLock(t: StepTracker, acquire: () => Promise<LockResult
 /** Let the node lock go at the end of a deploy; a failure is a warning (the lease runs out by itself). */
 export async function releaseLock(t: StepTracker, result: DeployResult, release: () => Promise<unknown>): Promise<void> {
   try {
-    await t.run('unlock', 'release the node lock', release);
+    await t.run(FRAME_STEPS.unlock, release);
   } catch (e) {
     result.warnings.push(`node lock not released (${describeError(e).message}): it goes stale when its lease runs out`);
   }

@@ -3,6 +3,8 @@
  * DeployResult's step list all come from here. Time is the workflow clock (deterministic on replay).
  */
 import { defineQuery, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { noteOf } from '../runtime/steps/catalog.js';
+import type { StepDef } from '../runtime/steps/catalog.js';
 import { PROGRESS_QUERY } from './definitions.js';
 import type { DeployProgress, DeployResult, StepRecord } from '../runtime/model/index.js';
 
@@ -26,17 +28,21 @@ export class StepTracker {
     setHandler(progressQuery, () => this.progress());
   }
 
-  /** Runs one step: records its start, end and outcome, and shows it as the workflow's current details. */
-  async run<T>(step: string, title: string, fn: () => Promise<T>, note?: (r: T) => string | undefined): Promise<T> {
-    const rec: StepRecord = { step, title, state: 'running', startedAt: iso(Date.now()), ms: null };
+  /**
+   * Runs one catalog step: records its start, end and outcome (with the step's note on its result), and shows it as
+   * the workflow's current details.
+   */
+  async run<T>(def: StepDef, fn: () => Promise<T>): Promise<T> {
+    const rec: StepRecord = { step: def.step, title: def.title, state: 'running', startedAt: iso(Date.now()), ms: null };
+    const { title } = def;
     this.records.push(rec);
     this.current = rec;
     this.details(`**${title}** (${this.action} on ${this.node}) since ${rec.startedAt}`);
     try {
       const r = await fn();
       rec.state = 'ok';
-      const n = note?.(r);
-      if (n !== undefined) rec.note = n;
+      const n = noteOf(def, r);
+      if (n !== null) rec.note = n;
       return r;
     } catch (err) {
       rec.state = 'failed';

@@ -7,35 +7,36 @@
  * When no history older than the patch can still be running, switch to `deprecatePatch('pulse-<change>')` and later
  * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
  */
-import { ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { LockUse, PulseActivities, StateInput } from '../activities/contract.js';
-import { AUTHORITY_PATCH, CHECK_TITLE } from './definitions.js';
+import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import type { LockUse, StateInput } from '../activities/contract.js';
 import { FAILURES } from '../runtime/failures.js';
-import { memoryWait, publish, quickStep, readinessWait, stopStep } from './options.js';
+import { FRAME_STEPS, UP_STEPS } from '../runtime/steps/catalog.js';
+import { AUTHORITY_PATCH } from './definitions.js';
+import { stepActivity } from './options.js';
 import { rollbackCommand } from './result.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
 import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
 
-/** One proxy per step, so each activity carries its own preset and its UI summary. */
+/** One proxy per step (runtime/steps/catalog.ts), so each activity carries its own preset and its UI summary. */
 function upActivities(plan: UpPlan) {
-  const on = ` on ${plan.node}`;
+  const { node } = plan;
   return {
-    check: proxyActivities<PulseActivities>(quickStep(`check plan${on}`)).checkPlan,
-    lock: proxyActivities<PulseActivities>(quickStep(`node lock${on}`)).acquireNodeLock,
-    unlock: proxyActivities<PulseActivities>(quickStep(`node unlock${on}`)).releaseNodeLock,
-    preflight: proxyActivities<PulseActivities>(quickStep(`1/9 preflight${on}`)).runPreflight,
-    mkdir: proxyActivities<PulseActivities>(quickStep(`2/9 mkdir${on}`)).makeDirs,
-    stop: proxyActivities<PulseActivities>(stopStep(`3/9 stop${on}`)).stopServer,
-    memory: proxyActivities<PulseActivities>(memoryWait(`4/9 memory wait${on}`, plan.memory.timeoutS)).waitForMemory,
-    writeEnv: proxyActivities<PulseActivities>(quickStep(`5/9 write .env${on}`)).writeEnv,
-    start: proxyActivities<PulseActivities>(quickStep(`6/9 start${on}`)).startServer,
-    readiness: proxyActivities<PulseActivities>(readinessWait(`7/9 readiness${on}`, plan.readiness.timeoutS)).pollReadiness,
-    verify: proxyActivities<PulseActivities>(quickStep(`8/9 verify${on}`)).verifyServer,
-    publish: proxyActivities<PulseActivities>(publish(`9/9 publish state${on}`)).publishState,
-    starting: proxyActivities<PulseActivities>(publish(`state starting${on}`)).publishState,
-    markFailed: proxyActivities<PulseActivities>(publish(`compensation${on}`)).markFailed,
+    check: stepActivity(FRAME_STEPS.check, node),
+    lock: stepActivity(FRAME_STEPS.lock, node),
+    unlock: stepActivity(FRAME_STEPS.unlock, node),
+    preflight: stepActivity(UP_STEPS.preflight, node),
+    mkdir: stepActivity(UP_STEPS.mkdir, node),
+    stop: stepActivity(UP_STEPS.stop, node),
+    memory: stepActivity(UP_STEPS.memory, node, plan.memory.timeoutS),
+    writeEnv: stepActivity(UP_STEPS.writeEnv, node),
+    start: stepActivity(UP_STEPS.start, node),
+    readiness: stepActivity(UP_STEPS.readiness, node, plan.readiness.timeoutS),
+    verify: stepActivity(UP_STEPS.verify, node),
+    publish: stepActivity(UP_STEPS.publish, node),
+    starting: stepActivity(UP_STEPS.starting, node),
+    markFailed: stepActivity(FRAME_STEPS.compensate, node),
   };
 }
 
@@ -70,7 +71,7 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
     // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
-    if (patched(AUTHORITY_PATCH)) await run.t.run('check', CHECK_TITLE, () => run.acts.check(plan));
+    if (patched(AUTHORITY_PATCH)) await run.t.run(FRAME_STEPS.check, () => run.acts.check(plan));
     // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.
     if (patched(NODE_LOCK_PATCH)) {
       run.lock = [{ nodeLock: true }];
@@ -92,7 +93,7 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
 
 async function runSteps(run: UpRun): Promise<void> {
   const { plan, acts, t } = run;
-  run.pre = await t.run('preflight', 'step 1/9 preflight', () => acts.preflight(plan, ...run.lock), (r) => r.restartReason ?? undefined);
+  run.pre = await t.run(UP_STEPS.preflight, () => acts.preflight(plan, ...run.lock));
   if (!run.pre.ok) {
     const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     throw ApplicationFailure.create({ type: FAILURES.precondition.type, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
@@ -101,31 +102,31 @@ async function runSteps(run: UpRun): Promise<void> {
     run.result.mode = 'same-identity';
     return finishSteps(run, null);
   }
-  await t.run('mkdir', 'step 2/9 mkdir', () => acts.mkdir(plan, ...run.lock));
+  await t.run(UP_STEPS.mkdir, () => acts.mkdir(plan, ...run.lock));
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
-  await t.run('stop', 'step 3/9 stop', () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...run.lock));
-  await t.run('memory', 'step 4/9 memory wait', () => acts.memory(plan, ...run.lock), (m) => `MemAvailable ${m.memAvailableGiB} GiB`);
-  run.written = await t.run('write-env', 'step 5/9 write .env', () => acts.writeEnv(plan, ...run.lock), (w) => (w.written ? `backup ${w.backupPath ?? 'none'}` : 'same identity: not written'));
+  await t.run(UP_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...run.lock));
+  await t.run(UP_STEPS.memory, () => acts.memory(plan, ...run.lock));
+  run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(plan, ...run.lock));
   run.result.backupPath = run.written.backupPath;
   const info = workflowInfo();
   // One deploy ID for every attempt and every worker: the node's start marker makes start.sh run once per deploy.
   const deployId = `${info.workflowId}/${info.firstExecutionRunId}`;
-  run.started = await t.run('start', 'step 6/9 start', async () => {
+  run.started = await t.run(UP_STEPS.start, async () => {
     await acts.starting(stateInput(run, 'starting', null));
     return acts.start({ plan, deployId }, ...run.lock);
-  }, (s) => (s.started ? `log ${s.logPath}` : 'already started by this deploy'));
+  });
   await finishSteps(run, run.started.logPath);
 }
 
 /** Steps 7, 8, 9: also the whole deploy when the same identity already runs. */
 async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   const { plan, acts, t, result } = run;
-  await t.run('readiness', 'step 7/9 readiness', () => acts.readiness(plan, ...run.lock), (p) => p.detail);
-  const v = await t.run('verify', 'step 8/9 verify', () => acts.verify({ plan, logPath }, ...run.lock), (r) => r.kvCacheLine ?? undefined);
+  await t.run(UP_STEPS.readiness, () => acts.readiness(plan, ...run.lock));
+  const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan, logPath }, ...run.lock));
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
   if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
   const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };
-  const pub = await t.run('publish', 'step 9/9 publish state', () => acts.publish(input));
+  const pub = await t.run(UP_STEPS.publish, () => acts.publish(input));
   result.warnings.push(...pub.warnings);
   result.ok = true;
   result.state = 'up';

@@ -4,6 +4,7 @@
  */
 import type { DownPlan, UpPlan } from '../model/index.js';
 import { scriptText } from '../node/script.js';
+import { DOWN_STEPS, UP_STEPS } from './catalog.js';
 import type { StepName } from '../node/types.js';
 import {
   memoryInputs, mkdirInputs, preflightInputs, readinessInputs, startInputs, stopInputs, verifyInputs, writeEnvInputs,
@@ -28,15 +29,16 @@ export const DRY_RUN_DEPLOY_ID = 'dry-run';
 
 /** The script of each step in order, exactly as the workflow sends it (start shows a placeholder deployId). */
 export function stepScripts(plan: UpPlan | DownPlan): StepScript[] {
-  if (plan.action === 'down') return [{ step: 'stop', title: 'stop: stop.sh, then make sure the container is gone', script: scriptText('stop', stopInputs(plan)) }];
+  if (plan.action === 'down') return [{ step: 'stop', title: DOWN_STEPS.stop.plan, script: scriptText('stop', stopInputs(plan)) }];
+  const s = UP_STEPS;
   return [
-    { step: 'preflight', title: '1. preflight (read-only)', script: scriptText('preflight', preflightInputs(plan)) },
-    { step: 'mkdir', title: '2. create the pulse-mkdir directories', script: scriptText('mkdir', mkdirInputs(plan)) },
-    { step: 'stop', title: '3. stop.sh, then make sure the container is gone', script: scriptText('stop', stopInputs(plan)) },
-    { step: 'memory', title: `4. wait until MemAvailable >= ${plan.memory.gateGiB} GiB (one sample per poll)`, script: scriptText('memory', memoryInputs(plan.memory.gateGiB)) },
-    { step: 'write-env', title: '5. back up and write the .env (skipped when the identity is the same)', script: scriptText('write-env', writeEnvInputs(plan)) },
-    { step: 'start', title: '6. start.sh in a new session (setsid, env -i)', script: scriptText('start', startInputs(plan, DRY_RUN_DEPLOY_ID)) },
-    { step: 'readiness', title: '7. probe /v1/models until 200 (one probe per poll)', script: scriptText('readiness', readinessInputs(plan)) },
-    { step: 'verify', title: '8. verify model name, max_model_len, KV cache line, pulse-proof', script: scriptText('verify', verifyInputs(plan, null)) },
+    { step: s.preflight.script, title: s.preflight.plan, script: scriptText(s.preflight.script, preflightInputs(plan)) },
+    { step: s.mkdir.script, title: s.mkdir.plan, script: scriptText(s.mkdir.script, mkdirInputs(plan)) },
+    { step: s.stop.script, title: s.stop.plan, script: scriptText(s.stop.script, stopInputs(plan)) },
+    { step: s.memory.script, title: s.memory.plan.replace('{gate}', String(plan.memory.gateGiB)), script: scriptText(s.memory.script, memoryInputs(plan.memory.gateGiB)) },
+    { step: s.writeEnv.script, title: s.writeEnv.plan, script: scriptText(s.writeEnv.script, writeEnvInputs(plan)) },
+    { step: s.start.script, title: s.start.plan, script: scriptText(s.start.script, startInputs(plan, DRY_RUN_DEPLOY_ID)) },
+    { step: s.readiness.script, title: s.readiness.plan, script: scriptText(s.readiness.script, readinessInputs(plan)) },
+    { step: s.verify.script, title: s.verify.plan, script: scriptText(s.verify.script, verifyInputs(plan, null)) },
   ];
 }

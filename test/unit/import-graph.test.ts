@@ -47,8 +47,12 @@ test('runtime/model imports nothing outside runtime/model', () => {
   assert.deepEqual(offending(graph, /^runtime\/model\//, (to) => !to.startsWith('runtime/model/')), []);
 });
 
-test('runtime/failures.ts, the one runtime file the workflow bundle takes values from, imports nothing', () => {
+test('runtime/failures.ts, a runtime file the workflow bundle takes values from, imports nothing', () => {
   assert.deepEqual(graph.get('runtime/failures.ts'), []);
+});
+
+test('runtime/steps/catalog.ts, the other one, imports only the model and the node types (types only: lint)', () => {
+  assert.deepEqual(offending(graph, /^runtime\/steps\/catalog\.ts$/, (to) => !to.startsWith('runtime/model/') && to !== 'runtime/node/types.ts'), []);
 });
 
 test('runtime imports no other room and no Temporal package', () => {

@@ -1,0 +1,129 @@
+/**
+ * The step catalog: ONE row per step of an up or a down, the one home of what a step is called, what it runs and
+ * how it is shown. The workflows build their activity proxies and step records from it (workflows/up.ts, down.ts,
+ * saga.ts), the dry-run prints its titles (runtime/steps/index.ts stepScripts), the CLI's progress printer its
+ * notes (cli/progress.ts), and docs/ARCHITECTURE.md's step table is checked against it (test/unit/step-catalog).
+ *
+ * Why one table and not one module per step: the workflow bundle may take code only from deterministic, import-free
+ * modules (eslint.config.js), while a step's inputs and record parsing need Node (base64, sha256) and live on the
+ * worker side, in runtime/steps (inputs.ts builds the exports of row.script, actions.ts / checks.ts / preflight.ts
+ * parse its records). A row names its script, and its narrow input type is in activities/contract.ts; this file
+ * holds everything the workflow, the CLI and the dry-run share, and imports nothing but types.
+ */
+import type { MemorySample, PreflightReport, StartResult, StopResult, VerifyResult, WriteEnvResult } from '../model/index.js';
+import type { StepName } from '../node/types.js';
+
+/** The activity option preset of a step (workflows/options.ts turns it into timeouts and a retry policy). */
+export type StepPreset = 'quick' | 'stop' | 'memory-wait' | 'readiness-wait' | 'state';
+
+export interface StepDef {
+  /** The step's id in the progress query, the DeployResult's step list and the error prefix ("<step>: ..."). */
+  step: string;
+  /** The activity the workflow schedules for it (a name of activities/contract.ts PulseActivities). */
+  activity: string;
+  /** Its activity summary (the UI, the CLI's step line), before " on <node>". */
+  label: string;
+  /** Its title in the progress query and the workflow's current details. */
+  title: string;
+  /** The node script it runs (runtime/scripts/<script>.sh), or null for a step on this host. */
+  script: StepName | null;
+  preset: StepPreset;
+  /** The heading the dry-run prints above its script (or, for publish, above what it writes). */
+  plan?: string;
+  /** The few words shown beside its ✓, from its result (the CLI reads them from history, the workflow keeps them). */
+  note?: (result: unknown) => string | null;
+}
+
+type Obj = Record<string, unknown>;
+const obj = (r: unknown): Obj => (typeof r === 'object' && r !== null ? (r as Obj) : {});
+const text = (r: unknown, key: keyof never | string): string | null => {
+  const v = obj(r)[key as string];
+  return typeof v === 'string' && v !== '' ? v : null;
+};
+
+function preflightNote(r: unknown): string | null {
+  const reason = text(r, 'restartReason' satisfies keyof PreflightReport);
+  return reason ? `restart: ${reason}` : null;
+}
+
+function stopNote(r: unknown): string | null {
+  const v = obj(r)['wasRunning' satisfies keyof StopResult];
+  return typeof v === 'boolean' ? (v ? 'stopped' : 'was not running') : null;
+}
+
+function memoryNote(r: unknown): string | null {
+  const v = obj(r)['memAvailableGiB' satisfies keyof MemorySample];
+  return typeof v === 'number' ? `MemAvailable ${v} GiB` : null;
+}
+
+function writeEnvNote(r: unknown): string | null {
+  const v = obj(r);
+  if (v['written' satisfies keyof WriteEnvResult] === false) return 'same identity: not written';
+  const backup = text(r, 'backupPath');
+  const carried = v['carriedSecretLines' satisfies keyof WriteEnvResult];
+  return [backup ? `backup ${backup}` : null, typeof carried === 'number' ? `${carried} secret line(s) carried` : null].filter((x) => x !== null).join(', ') || null;
+}
+
+function startNote(r: unknown): string | null {
+  if (obj(r)['started' satisfies keyof StartResult] === false) return 'already started by this deploy';
+  const log = text(r, 'logPath' satisfies keyof StartResult);
+  return log ? `log ${log}` : null;
+}
+
+/** The KV cache line without vLLM's "INFO <time> [file:line]" prefix. */
+function verifyNote(r: unknown): string | null {
+  return text(r, 'kvCacheLine' satisfies keyof VerifyResult)?.replace(/^.*?\]\s*/, '') ?? null;
+}
+
+function lockNote(r: unknown): string | null {
+  const lock = obj(obj(r)['lock']);
+  if (Object.keys(lock).length === 0) return null;
+  return `held since ${text(lock, 'since') ?? '?'}, lease until ${text(lock, 'leaseUntil') ?? '?'}`;
+}
+
+/** Steps that every deploy has around its own: the plan check, the node lock, the compensation. */
+export const FRAME_STEPS = {
+  check: { step: 'check', activity: 'checkPlan', label: 'check plan', title: "check the plan against the worker's nodes.json and profiles", script: null, preset: 'quick' },
+  lock: { step: 'lock', activity: 'acquireNodeLock', label: 'node lock', title: 'node lock', script: 'lock', preset: 'quick', note: lockNote },
+  unlock: { step: 'unlock', activity: 'releaseNodeLock', label: 'node unlock', title: 'release the node lock', script: 'lock', preset: 'quick' },
+  compensate: { step: 'compensate', activity: 'markFailed', label: 'compensation', title: 'compensation: mark node failed, disable its endpoint', script: null, preset: 'state' },
+} as const satisfies Record<string, StepDef>;
+
+/** The nine steps of `pulse model up` (RUNTIME.md "What up does"), in order, and the 'starting' state write. */
+export const UP_STEPS = {
+  preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote },
+  mkdir: { step: 'mkdir', activity: 'makeDirs', label: '2/9 mkdir', title: 'step 2/9 mkdir', script: 'mkdir', preset: 'quick', plan: '2. create the pulse-mkdir directories' },
+  stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote },
+  memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
+  writeEnv: { step: 'write-env', activity: 'writeEnv', label: '5/9 write .env', title: 'step 5/9 write .env', script: 'write-env', preset: 'quick', plan: '5. back up and write the .env (skipped when the identity is the same)', note: writeEnvNote },
+  /** Not a step of its own: the node state 'starting', written inside step 6 just before start.sh runs. */
+  starting: { step: 'starting', activity: 'publishState', label: 'state starting', title: 'state starting', script: null, preset: 'state' },
+  start: { step: 'start', activity: 'startServer', label: '6/9 start', title: 'step 6/9 start', script: 'start', preset: 'quick', plan: '6. start.sh in a new session (setsid, env -i)', note: startNote },
+  readiness: { step: 'readiness', activity: 'pollReadiness', label: '7/9 readiness', title: 'step 7/9 readiness', script: 'readiness', preset: 'readiness-wait', plan: '7. probe /v1/models until 200 (one probe per poll)' },
+  verify: { step: 'verify', activity: 'verifyServer', label: '8/9 verify', title: 'step 8/9 verify', script: 'verify', preset: 'quick', plan: '8. verify model name, max_model_len, KV cache line, pulse-proof', note: verifyNote },
+  publish: { step: 'publish', activity: 'publishState', label: '9/9 publish state', title: 'step 9/9 publish state', script: null, preset: 'state', plan: '9. write the node state and the gateway backend file' },
+} as const satisfies Record<string, StepDef>;
+
+/** The two steps of `pulse model down`. */
+export const DOWN_STEPS = {
+  stop: { step: 'stop', activity: 'stopServer', label: '1/2 stop', title: 'step 1/2 stop', script: 'stop', preset: 'stop', plan: 'stop: stop.sh, then make sure the container is gone', note: stopNote },
+  publish: { step: 'publish', activity: 'publishState', label: '2/2 publish state', title: 'step 2/2 publish state', script: null, preset: 'state' },
+} as const satisfies Record<string, StepDef>;
+
+const ALL: readonly StepDef[] = [...Object.values(FRAME_STEPS), ...Object.values(UP_STEPS), ...Object.values(DOWN_STEPS)];
+
+/** A step's activity summary on a node: what the UI and the CLI's step line show. */
+export function summaryOf(def: StepDef, node: string): string {
+  return `${def.label} on ${node}`;
+}
+
+/** The row of a scheduled activity, from its type and its summary (one activity type serves several rows). */
+export function stepOfActivity(activity: string, summary: string | null): StepDef | null {
+  const rows = ALL.filter((d) => d.activity === activity);
+  return rows.find((d) => summary !== null && summary.startsWith(`${d.label} on `)) ?? (rows.length === 1 ? (rows[0] ?? null) : null);
+}
+
+/** What a finished step says beside its ✓, from its result (null: nothing to say). */
+export function noteOf(def: StepDef, result: unknown): string | null {
+  return def.note?.(result) ?? null;
+}

@@ -1,0 +1,59 @@
+/**
+ * The step catalog (runtime/steps/catalog.ts) is the one home of each step: every activity the workflows call has
+ * a row, the rows are unique, the notes read results as the activities return them, and docs/ARCHITECTURE.md's
+ * step table is the catalog's.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { DOWN_STEPS, FRAME_STEPS, noteOf, stepOfActivity, summaryOf, UP_STEPS } from '../../runtime/steps/catalog.js';
+import type { StepDef } from '../../runtime/steps/catalog.js';
+import { stepNote } from '../../cli/progress.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+
+const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS]];
+const ALL = TABLES.flatMap(([, t]) => Object.values(t));
+
+test('every row has a unique summary within its deploy, and the up steps are numbered 1..9 in order', () => {
+  for (const [, t] of TABLES) {
+    const labels = Object.values(t).map((d) => d.label);
+    assert.equal(new Set(labels).size, labels.length);
+  }
+  const numbered = Object.values(UP_STEPS).map((d) => /^(\d)\/9 /.exec(d.label)?.[1]).filter((n) => n !== undefined);
+  assert.deepEqual(numbered, ['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+});
+
+test('a scheduled activity finds its row by type and summary, also where one activity serves several rows', () => {
+  for (const d of ALL) assert.equal(stepOfActivity(d.activity, summaryOf(d, 'spark2')), d, d.label);
+  assert.equal(stepOfActivity('publishState', 'state starting on spark2'), UP_STEPS.starting);
+  assert.equal(stepOfActivity('publishState', null), null, 'ambiguous without a summary');
+  assert.equal(stepOfActivity('runPreflight', null), UP_STEPS.preflight);
+  assert.equal(stepOfActivity('noSuchActivity', 'x on y'), null);
+});
+
+test('the notes read the step results', () => {
+  assert.equal(noteOf(UP_STEPS.preflight, { restartReason: '--restart given' }), 'restart: --restart given');
+  assert.equal(noteOf(UP_STEPS.preflight, { restartReason: null }), null);
+  assert.equal(noteOf(UP_STEPS.memory, { memAvailableGiB: 93.1 }), 'MemAvailable 93.1 GiB');
+  assert.equal(noteOf(UP_STEPS.writeEnv, { written: false }), 'same identity: not written');
+  assert.equal(noteOf(UP_STEPS.writeEnv, { written: true, backupPath: '/r/.env.pulse-bak-1', carriedSecretLines: 2 }), 'backup /r/.env.pulse-bak-1, 2 secret line(s) carried');
+  assert.equal(noteOf(UP_STEPS.start, { started: false, logPath: '/l' }), 'already started by this deploy');
+  assert.equal(noteOf(UP_STEPS.start, { started: true, logPath: '/l' }), 'log /l');
+  assert.equal(noteOf(UP_STEPS.verify, { kvCacheLine: 'INFO 12-02 09:20:05 [kv.py:1] GPU KV cache size: 9 tokens' }), 'GPU KV cache size: 9 tokens');
+  assert.equal(noteOf(DOWN_STEPS.stop, { wasRunning: false }), 'was not running');
+  assert.equal(noteOf(FRAME_STEPS.lock, { lock: { since: 'a', leaseUntil: 'b' } }), 'held since a, lease until b');
+  assert.equal(noteOf(FRAME_STEPS.lock, { lock: null }), null);
+  assert.equal(noteOf(UP_STEPS.readiness, { ready: true }), null);
+  assert.equal(stepNote('writeEnv', { written: false }, '5/9 write .env on n'), 'same identity: not written');
+  assert.equal(stepNote('writeEnv', 'not an object'), null);
+});
+
+test("docs/ARCHITECTURE.md's step table is the catalog", () => {
+  const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
+  const rows = doc.split('\n').filter((l) => /^\| (up|down|every deploy) \|/.test(l));
+  const want = TABLES.flatMap(([deploy, t]) =>
+    Object.values(t).map((d) => `| ${deploy} | \`${d.step}\` | \`${d.activity}\` | ${d.label} | ${d.script ? `\`${d.script}.sh\`` : '—'} | ${d.preset} |`),
+  );
+  assert.deepEqual(rows, want);
+});
