@@ -14,15 +14,20 @@ import type { PulseWorker, PulseWorkerOptions } from '../../worker/main.js';
 import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
 import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { startDevServer } from '../helpers/dev-server.js';
-import type { DevServer } from '../helpers/dev-server.js';
 import { startSim } from '../sim/index.js';
 import type { Sim, SimOptions } from '../sim/index.js';
 import { SECRETS } from './secrets.js';
 
 export { SECRETS } from './secrets.js';
 
+/** The Temporal server a rig runs on: the dev server by default, a production-shaped cluster when given. */
+export interface RigServer {
+  address: string;
+  stop(): Promise<void>;
+}
+
 export interface Rig {
-  server: DevServer;
+  server: RigServer;
   sim: Sim;
   stateDir: string;
   nodesJson: string;
@@ -45,14 +50,14 @@ export function plantEnv(sim: Sim, node: string): void {
   writeFileSync(n.envPath, `${sample}\nAPI_KEY=${SECRETS.API_KEY}\nHF_TOKEN=${SECRETS.HF_TOKEN}\n`, { mode: 0o600 });
 }
 
-export async function startRig(nodes: SimOptions['nodes'], simOpts: Partial<SimOptions> = {}): Promise<Rig> {
+export async function startRig(nodes: SimOptions['nodes'], simOpts: Partial<SimOptions> = {}, startServer: () => Promise<RigServer> = startDevServer): Promise<Rig> {
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-engine-'));
   const closers: (() => Promise<unknown>)[] = [async () => rmSync(stateDir, { recursive: true, force: true })];
   const close = async (): Promise<void> => {
     for (const c of closers.reverse()) await c().catch(() => undefined);
   };
   try {
-    const [server, sim] = await Promise.all([startDevServer(), startSim({ nodes, readyDelayMs: 300, ...simOpts })]);
+    const [server, sim] = await Promise.all([startServer(), startSim({ nodes, readyDelayMs: 300, ...simOpts })]);
     closers.push(() => server.stop(), () => sim.stop());
     process.env['PULSE_SSH_CONFIG'] = sim.sshConfigPath;
     const nodesJson = path.join(stateDir, 'nodes.json');
@@ -68,7 +73,7 @@ export async function startRig(nodes: SimOptions['nodes'], simOpts: Partial<SimO
   }
 }
 
-function helpers(stateDir: string, nodesJson: string, client: Client, server: DevServer, sim: Sim) {
+function helpers(stateDir: string, nodesJson: string, client: Client, server: RigServer, sim: Sim) {
   const inputs = loadInputs({ nodes: nodesJson });
   return {
     upPlan(node: string, profile: string, over: { timeoutS?: number; restart?: boolean } = {}): UpPlan {
