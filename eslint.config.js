@@ -2,9 +2,10 @@
 // no-restricted-imports entry (flat config replaces a rule's options per file, so a nested room repeats its
 // parent's patterns): workflow code is deterministic and bundled for the Temporal sandbox, so it may import only
 // @temporalio/workflow and types; runtime is the plain library under every room; runtime/model, the shared
-// vocabulary, imports nothing outside itself; the CLI's commands never import each other; no product code
-// imports the tests (the simulator lives only under test/). Dynamic import() is not seen by this rule:
-// test/unit/import-graph.test.ts checks the same rooms on the whole import graph.
+// vocabulary, imports nothing outside itself; activities import no cli/worker/workflows and the worker no cli;
+// the CLI's commands never import each other; no product code imports the tests (the simulator lives only under
+// test/). Dynamic import() is not seen by this rule: test/unit/import-graph.test.ts checks the same rooms on the
+// whole import graph.
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
@@ -29,8 +30,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ['activities/**/*.ts', 'worker/**/*.ts', 'cli/**/*.ts'],
+    files: ['cli/**/*.ts'],
     rules: { 'no-restricted-imports': restrict(noTests) },
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict({ regex: '^(\\.\\./)+(cli|worker|workflows)(/|$)', message: 'activities import runtime only: the worker wires them, the workflows call them through a type' }, noTests) },
+  },
+  {
+    files: ['worker/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict({ regex: '^(\\.\\./)+cli(/|$)', message: 'the worker never imports the CLI (the CLI starts the worker, not the reverse)' }, noTests) },
   },
   {
     files: ['cli/commands/**/*.ts'],

@@ -1,8 +1,9 @@
 /**
  * The rooms on the whole import graph (docs/ARCHITECTURE.md), dynamic import() and type imports included, which
  * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
- * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts nothing at all; runtime imports no other room and no Temporal
- * package; no command imports another; no product code imports the tests. A broken rule fails with the files named.
+ * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts nothing at all; runtime imports
+ * no other room and no Temporal package; activities import no cli/worker/workflows, the worker no cli; no command
+ * imports another; no product code imports the tests. A broken rule fails with the files named.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -57,6 +58,11 @@ test('runtime/steps/catalog.ts, the other one, imports only the model and the no
 
 test('runtime imports no other room and no Temporal package', () => {
   assert.deepEqual(offending(graph, /^runtime\//, (to) => !to.startsWith('runtime/') && (!to.startsWith('npm:') || to.startsWith('npm:@temporalio/'))), []);
+});
+
+test('activities import no cli, worker or workflows; the worker no cli', () => {
+  assert.deepEqual(offending(graph, /^activities\//, (to) => /^(cli|worker|workflows)\//.test(to)), []);
+  assert.deepEqual(offending(graph, /^worker\//, (to) => to.startsWith('cli/')), []);
 });
 
 test('no command imports another', () => {
