@@ -2,8 +2,9 @@
  * The rooms on the whole import graph (docs/ARCHITECTURE.md), dynamic import() and type imports included, which
  * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
  * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts nothing at all; runtime imports
- * no other room and no Temporal package; activities import no cli/worker/workflows, the worker no cli; no command
- * imports another; no product code imports the tests. A broken rule fails with the files named.
+ * no other room and no Temporal package (ssh2 only in runtime/node/ssh.ts, zod only in runtime/config/); activities
+ * import no cli/worker/workflows, the worker no cli; no command imports another; no product code imports the tests.
+ * A broken rule fails with the files named.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -63,6 +64,11 @@ test('runtime imports no other room and no Temporal package', () => {
 test('activities import no cli, worker or workflows; the worker no cli', () => {
   assert.deepEqual(offending(graph, /^activities\//, (to) => /^(cli|worker|workflows)\//.test(to)), []);
   assert.deepEqual(offending(graph, /^worker\//, (to) => to.startsWith('cli/')), []);
+});
+
+test('ssh2 only in runtime/node/ssh.ts, zod only in runtime/config/', () => {
+  assert.deepEqual(offending(graph, PRODUCT, (to, from) => to === 'npm:ssh2' && from !== 'runtime/node/ssh.ts'), []);
+  assert.deepEqual(offending(graph, PRODUCT, (to, from) => to === 'npm:zod' && !from.startsWith('runtime/config/')), []);
 });
 
 test('no command imports another', () => {
