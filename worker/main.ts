@@ -240,6 +240,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
     for (const q of w.taskQueues) logger.info(`polling task queue ${q} on ${opts.address} (namespace ${opts.namespace ?? 'default'})`);
+    logger.info(`build ${w.version.buildId} of worker deployment ${w.version.deploymentName}: the deploys this build starts finish on it (docs/PRODUCTION.md "Upgrading pulse")`);
     // Every plan is checked against the worker's own files (activities/authority.ts): say now when they cannot be read.
     try {
       fileSource(opts.nodesPath).load();
