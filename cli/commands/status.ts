@@ -30,6 +30,7 @@ const QUERY_WAIT_MS = 2000;
 
 async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, ui: (id: string, run: string) => string | null): Promise<DeployInProgress | null> {
   const { workflowIdFor, PROGRESS_QUERY } = await import('../../workflows/definitions.js');
+  const { stepNumber, waitOf } = await import('../deploy-progress.js');
   const id = workflowIdFor(node);
   try {
     const handle = conn.client.workflow.getHandle(id);
@@ -43,7 +44,7 @@ async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, 
     const profile = attrs ? (attrs.getAll().find((a) => a.key.name === 'PulseProfile')?.value as string | undefined) : undefined;
     return {
       workflowId: id, runId: d.runId, action: p?.action ?? (d.type === 'downWorkflow' ? 'down' : 'up'), profile: profile ?? null,
-      step: p?.step ?? null, elapsedS: Math.round((Date.now() - started) / 1000), uiUrl: ui(id, d.runId),
+      step: p?.step ?? null, ...stepNumber(p), elapsedS: Math.round((Date.now() - started) / 1000), wait: waitOf(d.raw.pendingActivities), uiUrl: ui(id, d.runId),
     };
   } catch (e) {
     if ((e as Error)?.name === 'WorkflowNotFoundError') return null;

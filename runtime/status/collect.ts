@@ -73,7 +73,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
   return {
     node: name, protected: node.protected, answered: false, error: null, recipe: null, container: null, containers: [],
     env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
-    kvCache: { line: null, source: null }, memory: null, gpuProcesses: null,
+    kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
     deploy: null, lock: null, gpuProbe: null, verdict: 'unreachable', healthy: false, warnings: [],
   };

@@ -4,7 +4,7 @@
  */
 import { envBodySha256, parseEnvHeader } from '../render.js';
 import { parseModels } from '../steps/checks.js';
-import { kvCacheSummary } from '../steps/kv-cache.js';
+import { kvCacheNumbers, kvCacheSummary } from '../steps/kv-cache.js';
 import type { PulseRecord } from '../node/types.js';
 import type { NodeState } from '../model/index.js';
 import { logConfigOf } from './log-config.js';
@@ -88,9 +88,12 @@ export function healthOf(r: PulseRecord | undefined, skipped: string | null, ser
 /** The KV cache line from the log, else the one `up` saved (only while a container exists: it is about that run). */
 export function kvCacheOf(r: PulseRecord | undefined, containerExists: boolean, state: NodeState | null): KvCacheStatus {
   const line = kvCacheSummary([str(r, 'line'), str(r, 'concurrency')]);
-  if (line) return { line, source: 'log' };
-  if (containerExists && state?.kvCacheLine) return { line: kvCacheSummary([state.kvCacheLine]) ?? state.kvCacheLine, source: 'state' };
-  return { line: null, source: null };
+  if (line) return { line, source: 'log', ...kvCacheNumbers(line) };
+  if (containerExists && state?.kvCacheLine) {
+    const saved = kvCacheSummary([state.kvCacheLine]) ?? state.kvCacheLine;
+    return { line: saved, source: 'state', ...kvCacheNumbers(saved) };
+  }
+  return { line: null, source: null, ...kvCacheNumbers(null) };
 }
 
 const gib = (kib: number | null): number | null => (kib === null ? null : Math.round((kib / KIB_PER_GIB) * 10) / 10);

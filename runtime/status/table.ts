@@ -1,8 +1,14 @@
 /**
  * The human form of a StatusReport: a one-row-per-node summary, then one block per node. Every line fits
- * WIDTH columns (long values are cut with …); colour only when asked (a TTY without NO_COLOR).
+ * WIDTH columns (long values are cut with …) except a link, which is never cut; colour only when asked (a TTY
+ * without NO_COLOR).
  */
+import { duration } from '../format.js';
+import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
+
+/** The detail key of a link line: printed whole, the one kind of line that may pass WIDTH. */
+const LINK = 'ui';
 
 export const WIDTH = 100;
 
@@ -38,30 +44,18 @@ function cell(text: string, width: number): string {
   return fit(text, width).padEnd(width);
 }
 
-function healthCell(s: NodeStatus): string {
-  if (!s.answered) return '-';
-  if (!s.health.checked) return s.health.skipped?.includes('protected') ? 'no (protected)' : s.health.skipped?.includes('no container') ? '-' : 'not checked';
-  return s.health.ok ? `ok ${s.health.httpStatus}` : `FAIL ${s.health.httpStatus ?? 'none'}`;
-}
-
 function summaryRow(s: NodeStatus): string {
   const container = s.answered ? (s.container ? (s.container.exists ? s.container.state : 'none') : '-') : 'UNREACHABLE';
   const profile = s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-');
   const drift = s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-';
-  const mem = s.memory?.availableGiB !== null && s.memory ? `${s.memory.availableGiB}/${s.memory.gateGiB}` : '-';
   const last = s.lastDeploy ? s.lastDeploy.state : 'none';
-  const deploy = s.deploy ? `${s.deploy.action ?? ''} ${s.deploy.step ?? ''}`.trim() : s.lock?.live ? `locked: ${s.lock.host}` : '';
-  return [cell(s.node, 10), cell(container, 12), cell(profile, 10), cell(drift, 6), cell(healthCell(s), 15), cell(mem, 10), cell(last, 9), fit(deploy, 22)].join(' ');
+  return [cell(s.node, 10), cell(container, 12), cell(profile, 10), cell(drift, 6), cell(healthCell(s), 15), cell(memoryCell(s.memory), 10), cell(last, 9), fit(deployCell(s), 22)].join(' ');
 }
 
 function age(iso: string | null, now: Date): string {
   if (!iso) return '';
-  const s = Math.max(0, Math.round((now.getTime() - Date.parse(iso)) / 1000));
-  if (!Number.isFinite(s)) return '';
-  const d = Math.floor(s / 86400);
-  const h = Math.floor((s % 86400) / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  return d > 0 ? `${d}d${h}h ago` : h > 0 ? `${h}h${m}m ago` : `${m}m${s % 60}s ago`;
+  const s = (now.getTime() - Date.parse(iso)) / 1000;
+  return Number.isFinite(s) ? `${duration(s)} ago` : '';
 }
 
 function detailLines(s: NodeStatus, now: Date): [string, string][] {
@@ -82,11 +76,12 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const kv = s.kvCache.line?.replace(/^.*?(GPU KV cache size)/, '$1') ?? null;
   if (s.answered) out.push(['kv cache', kv ? `${kv}${s.kvCache.source === 'state' ? ' (saved by up: rotated out of the log)' : ''}` : 'none']);
   const m = s.memory;
-  if (m) out.push(['memory', `MemAvailable ${m.availableGiB ?? '?'} GiB of ${m.totalGiB ?? '?'}, gate ${m.gateGiB} GiB${m.atGate === false ? ' (below)' : ''}, watermark_scale_factor ${m.watermarkScaleFactor ?? '?'}`]);
+  if (m) out.push(['memory', memoryText(m, s.container?.running ?? false)]);
   if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
   const l = s.lastDeploy;
   out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${l.at}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
-  if (s.deploy) out.push(['deploy', `${s.deploy.workflowId} ${s.deploy.action ?? ''} ${s.deploy.profile ?? ''} step ${s.deploy.step ?? '?'}${s.deploy.elapsedS !== null ? `, ${s.deploy.elapsedS} s` : ''} ${s.deploy.uiUrl ?? ''}`]);
+  if (s.deploy) out.push(['deploy', deployText(s.deploy)]);
+  if (s.deploy?.uiUrl) out.push([LINK, s.deploy.uiUrl]);
   const lk = lockLine(s);
   if (lk) out.push(['lock', lk]);
   const g = s.gpuProbe;
@@ -115,15 +110,19 @@ function lockLine(s: NodeStatus): string | null {
 export function renderTable(report: StatusReport, opts: { colour: boolean; now?: Date }): string {
   const paint: Paint = (t, tone) => (opts.colour ? `\u001b[${CODES[tone]}m${t}\u001b[0m` : t);
   const now = opts.now ?? new Date();
-  const header = [cell('NODE', 10), cell('CONTAINER', 12), cell('PROFILE', 10), cell('DRIFT', 6), cell('HEALTH', 15), cell('MEM GiB', 10), cell('LAST', 9), 'DEPLOY'].join(' ');
+  const header = [cell('NODE', 10), cell('CONTAINER', 12), cell('PROFILE', 10), cell('DRIFT', 6), cell('HEALTH', 15), cell('AVAIL GiB', 10), cell('LAST', 9), 'DEPLOY'].join(' ');
   const lines = [paint(fit(header), 'dim')];
   for (const s of report.nodes) {
     const row = fit(summaryRow(s));
-    lines.push(!s.answered ? paint(row, 'bad') : s.warnings.length || !s.health.ok ? paint(row, 'warn') : row);
+    lines.push(!s.answered ? paint(row, 'bad') : !s.healthy ? paint(row, 'bad') : s.warnings.length ? paint(row, 'warn') : row);
   }
   for (const s of report.nodes) {
     lines.push('', paint(fit(`${s.node}${s.protected ? ' (protected)' : ''}${s.recipe ? `  recipe ${s.recipe}` : ''}`), s.answered ? 'ok' : 'bad'));
     for (const [k, v] of detailLines(s, now)) {
+      if (k === LINK) {
+        lines.push(`  ${'ui'.padEnd(10)} ${v}`); // a link is never cut or wrapped: it must stay copyable
+        continue;
+      }
       const wrapped = wrap(`  ${k.padEnd(10)} ${v}`, 13);
       lines.push(...(k === 'warning' || k === 'error' ? wrapped.map((l) => paint(l, k === 'error' ? 'bad' : 'warn')) : wrapped));
     }

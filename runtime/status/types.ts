@@ -84,6 +84,10 @@ export interface HealthStatus {
 
 export interface KvCacheStatus {
   line: string | null;
+  /** The numbers of the line: KV cache size in tokens, and the maximum concurrency for `concurrencyForTokens`. */
+  tokens: number | null;
+  concurrency: number | null;
+  concurrencyForTokens: number | null;
   /** `log`: read from the container log now; `state`: the value `up` saved (the log was rotated); null: none. */
   source: 'log' | 'state' | null;
 }
@@ -119,7 +123,12 @@ export interface DeployInProgress {
   action: string | null;
   profile: string | null;
   step: string | null;
+  /** The running step's number and the deploy's step count (7 and 9 for `7/9 readiness`), when the deploy says. */
+  stepIndex: number | null;
+  stepCount: number | null;
   elapsedS: number | null;
+  /** The wait of a polling step (memory, readiness): seconds waited of its budget, from the activity's heartbeat. */
+  wait: { step: string; elapsedS: number; timeoutS: number; attempt: number } | null;
   uiUrl: string | null;
 }
 

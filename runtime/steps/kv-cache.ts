@@ -23,3 +23,11 @@ export function kvCacheSummary(lines: (string | null | undefined)[]): string | n
   return conc ? `${head}, Maximum concurrency for ${conc[1]} tokens per request: ${conc[2]}x` : head;
 }
 
+
+/** The numbers of a KV cache line (any shape above), for `status --json`: null where the line has none. */
+export function kvCacheNumbers(line: string | null): { tokens: number | null; concurrency: number | null; concurrencyForTokens: number | null } {
+  const int = (v: string | undefined): number | null => (v === undefined ? null : Number(v.replace(/,/g, '')));
+  const size = line ? SIZE.exec(line) : null;
+  const conc = line ? CONCURRENCY.exec(line) : null;
+  return { tokens: int(size?.[2]), concurrency: conc?.[2] === undefined ? null : Number(conc[2]), concurrencyForTokens: int(conc?.[1]) };
+}

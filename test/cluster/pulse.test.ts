@@ -118,7 +118,7 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
     await waitForOutput(follow, /→ 7\/9 readiness on spark2/);
     const status = await runCli(['model', 'status', '--node', 'spark2', '--no-http'], env);
     const row = status.stdout.split('\n').find((l) => l.startsWith('spark2 '));
-    assert.match(row ?? '', /up readiness\s*$/, status.stdout);
+    assert.match(row ?? '', /up 7\/9 readiness( \d+%)?\s*$/, status.stdout); // n/9 and the wait (issue 18)
     assert.match(status.stdout, /deploy\s+pulse-model-spark2 up datagen step readiness/);
     const c = await runCli(['model', 'cancel', '--node', 'spark2'], env);
     assert.equal(c.code, 0, c.stdout + c.stderr);

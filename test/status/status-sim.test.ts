@@ -83,6 +83,23 @@ describe('status against 8 simulated nodes', () => {
     assert.match(report.notes.join('\n'), /no Temporal server is configured or running/);
   });
 
+  test('one health word per node, each with one meaning; allHealthy is false', () => {
+    assert.deepEqual(report.nodes.map((x) => [x.node, x.verdict]), [
+      ['spark1', 'running'], ['spark2', 'serving'], ['spark3', 'stopped'], ['spark4', 'starting'],
+      ['spark5', 'failed'], ['spark6', 'serving'], ['spark7', 'stopped'], ['spark8', 'unreachable'],
+    ]);
+    assert.equal(report.allHealthy, false);
+  });
+
+  test('status exits 7 when a node it shows is unhealthy, 0 when every node it shows is healthy', async () => {
+    const failed = await cli(['model', 'status', '--node', 'spark5']);
+    assert.equal(failed.code, 7, failed.stderr);
+    const starting = await cli(['model', 'status', '--node', 'spark4', '--json']);
+    assert.equal(starting.code, 0, 'a server that is still starting is not unhealthy');
+    const serving = await cli(['model', 'status', '--node', 'spark2']);
+    assert.equal(serving.code, 0, serving.stderr);
+  });
+
   test('healthy (spark1, protected): container, identity, KV line, memory, GPU list, last up; no health without --yes', () => {
     const x = node('spark1');
     assert.equal(x.protected, true);
@@ -101,20 +118,25 @@ describe('status against 8 simulated nodes', () => {
     assert.match(block('spark1'), /gpu procs +\d+ VLLM::EngineCore 98304 MiB \(information only\)/);
     assert.match(block('spark1'), /last +up best → up at 2026-09-23T10:15:00.000Z/);
     assert.match(block('spark1'), /container +vllm-qwen38 running since \S+Z \(\S+ ago\), image\s+vllm-qwen38:spark-tuning-c840e30/);
-    assert.match(block('spark1'), /memory +MemAvailable [\d.]+ GiB of 128, gate 100 GiB/);
+    // Available of total, then the gate; a running server holds its memory, so no "below" for a healthy node.
+    assert.match(block('spark1'), /memory +[\d.]+ GiB available of 128 GiB, gate 100 GiB \(the server holds the rest; the gate\s+applies\s+before\s+a\s+start\)/);
+    assert.doesNotMatch(block('spark1'), /below/i);
+    assert.match(row('spark1'), / [\d.]+ of 128 /);
     assert.match(block('spark1'), /\.env +best on spark1, recipe qwen38-flash, overlay none, rendered 2026-09-23T10:15:00Z/);
-    assert.match(row('spark1'), /running +best +ok +no \(protected\)/);
+    assert.match(row('spark1'), /running +best +ok +running \(prot\.\)/);
+    assert.equal(x.verdict, 'running');
   });
 
   test('healthy with a rotated log (spark2): health 200 with model and max_model_len; KV value from the state, marked', () => {
     const x = node('spark2');
     assert.deepEqual([x.health.checked, x.health.httpStatus, x.health.ok, x.health.servedModels, x.health.maxModelLen], [true, 200, true, ['qwen38'], 524288]);
     // A line saved by an older pulse keeps vLLM's logger prefix; status shows it in the one canonical shape.
-    assert.deepEqual(x.kvCache, { line: 'GPU KV cache size: 999,999 tokens', source: 'state' });
+    assert.deepEqual(x.kvCache, { line: 'GPU KV cache size: 999,999 tokens', source: 'state', tokens: 999999, concurrency: null, concurrencyForTokens: null });
     assert.match(x.warnings.join('\n'), /rotated/);
     assert.match(block('spark2'), /kv cache +GPU KV cache size: 999,999 tokens \(saved by up: rotated out of the log\)/);
     assert.match(block('spark2'), /health +HTTP 200 qwen38 max_model_len 524288/);
-    assert.match(row('spark2'), /ok 200/);
+    assert.match(row('spark2'), /running +best +ok +serving /);
+    assert.deepEqual([x.verdict, x.healthy], ['serving', true]);
   });
 
   test('down (spark3): no container, no request, last down', () => {
@@ -122,8 +144,10 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.container?.exists, false);
     assert.equal(x.container?.state, 'absent');
     assert.match(x.health.skipped ?? '', /no container runs/);
-    assert.deepEqual(x.kvCache, { line: null, source: null });
+    assert.deepEqual(x.kvCache, { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null });
     assert.equal(x.lastDeploy?.state, 'down');
+    assert.deepEqual([x.verdict, x.healthy], ['stopped', true]);
+    assert.match(block('spark3'), /memory +[\d.]+ GiB available of 128 GiB, gate 100 GiB \((at the gate: an up can start|BELOW the\s+gate:\s+an\s+up\s+would\s+wait\s+for\s+memory)\)/);
     assert.match(block('spark3'), /no such container/);
     assert.match(row('spark3'), /^spark3 +none /);
     assert.deepEqual(node('spark3').gpuProcesses, [], 'nvidia-smi answered with no process');
@@ -138,7 +162,10 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.health.ok, false);
     assert.equal(x.health.httpStatus, null);
     assert.equal(x.lastDeploy?.state, 'starting');
-    assert.match(row('spark4'), /running .*FAIL none .*starting/);
+    // A server that is still starting is "starting", never "FAIL none" (issue 18).
+    assert.match(row('spark4'), /running .* starting .*starting/);
+    assert.doesNotMatch(row('spark4'), /FAIL/);
+    assert.deepEqual([x.verdict, x.healthy], ['starting', true]);
   });
 
   test('failed (spark5): the container exited, the state says failed and why', () => {
@@ -147,6 +174,8 @@ describe('status against 8 simulated nodes', () => {
     assert.deepEqual([x.lastDeploy?.state, x.lastDeploy?.error], ['failed', 'readiness: container exited']);
     assert.equal(x.kvCache.line, null);
     assert.match(block('spark5'), /last +up best → failed at .*: readiness: container exited/);
+    assert.deepEqual([x.verdict, x.healthy], ['failed', false]);
+    assert.match(row('spark5'), /exited .* failed /);
   });
 
   test('drifted .env (spark6): DRIFT in JSON, row and block; carried API_KEY alone is not drift (spark2)', () => {

@@ -38,16 +38,20 @@ test('memory: warning at and above the factor threshold, and below the gate with
 
 test('KV cache: log first, then the saved value while a container exists, else none', () => {
   const st = nodeState('spark2', { kvCacheLine: 'GPU KV cache size: 5 tokens' });
-  assert.deepEqual(kvCacheOf({ kind: 'kv-cache', line: 'GPU KV cache size: 7 tokens' }, true, st), { line: 'GPU KV cache size: 7 tokens', source: 'log' });
-  assert.deepEqual(kvCacheOf({ kind: 'kv-cache', line: '' }, true, st), { line: 'GPU KV cache size: 5 tokens', source: 'state' });
-  assert.deepEqual(kvCacheOf(undefined, false, st), { line: null, source: null });
+  const none = { tokens: null, concurrency: null, concurrencyForTokens: null };
+  // The numbers ride along (status --json gives numbers, not only the log line).
+  assert.deepEqual(kvCacheOf({ kind: 'kv-cache', line: 'GPU KV cache size: 7 tokens' }, true, st), { line: 'GPU KV cache size: 7 tokens', source: 'log', ...none, tokens: 7 });
+  assert.deepEqual(kvCacheOf({ kind: 'kv-cache', line: '' }, true, st), { line: 'GPU KV cache size: 5 tokens', source: 'state', ...none, tokens: 5 });
+  assert.deepEqual(kvCacheOf(undefined, false, st), { line: null, source: null, ...none });
+  const full = kvCacheOf({ kind: 'kv-cache', line: 'GPU KV cache size: 1,163,152 tokens, Maximum concurrency for 524,288 tokens per request: 2.22x' }, true, null);
+  assert.deepEqual([full.tokens, full.concurrency, full.concurrencyForTokens], [1163152, 2.22, 524288]);
 });
 
 function report(): StatusReport {
   const n: NodeStatus = {
     node: 'spark1', protected: true, answered: false, error: `unreachable: ${'x'.repeat(300)}`, recipe: null, container: null, containers: [],
     env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null },
-    kvCache: { line: null, source: null }, memory: null, gpuProcesses: null, lastDeploy: null, deploy: null, lock: null, gpuProbe: null,
+    kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null, lastDeploy: null, deploy: null, lock: null, gpuProbe: null,
     verdict: 'unreachable', healthy: false, warnings: [`a long warning ${'word '.repeat(60)}`],
   };
   return { version: 1, allAnswered: false, allHealthy: false, nodes: [n], notes: [`a note ${'word '.repeat(40)}`] };
@@ -69,4 +73,18 @@ test('colour: a TTY without NO_COLOR; never with NO_COLOR or without a TTY', () 
   assert.equal(useColour({ isTTY: true }, { NO_COLOR: '1' }), false);
   assert.equal(useColour({ isTTY: false }, {}), false);
   assert.equal(useColour({}, {}), false);
+});
+
+test('table: a deploy shows its step n/9 and wait progress; its link is whole (never cut), the only line past 100', () => {
+  const r = report();
+  const n = r.nodes[0] as NodeStatus;
+  const url = `http://127.0.0.1:8233/namespaces/default/workflows/pulse-model-spark1/${'0123456789abcdef'.repeat(4)}/history`;
+  Object.assign(n, { answered: true, error: null, warnings: [], verdict: 'deploying', healthy: true });
+  n.deploy = { workflowId: 'pulse-model-spark1', runId: 'r', action: 'up', profile: 'best', step: 'readiness', stepIndex: 7, stepCount: 9, elapsedS: 552, wait: { step: 'readiness', elapsedS: 549, timeoutS: 900, attempt: 12 }, uiUrl: url };
+  const text = renderTable(r, { colour: false });
+  const lines = text.split('\n');
+  assert.match(lines[1] ?? '', /deploying .* up 7\/9 readiness 61%$/);
+  assert.match(text, /deploy +pulse-model-spark1 up best step readiness \(7\/9\), 9m12s in the deploy, waiting 9m09s of\s+15m00s \(61%\)/);
+  assert.ok(lines.includes(`  ui         ${url}`), text);
+  for (const l of lines) if (!l.includes(url)) assert.ok(l.length <= 100, l);
 });
