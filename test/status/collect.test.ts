@@ -78,11 +78,11 @@ test('a node that cannot be reached is answered:false with the reason; the other
   }
 });
 
-test('selectNodes: unknown --node is a usage error; --gpu-probe on a protected --node needs --yes', () => {
+test('selectNodes: unknown --node is a config error (exit 3 in every command); --gpu-probe on a protected --node needs --yes', () => {
   const cfg = config(0);
   const base = { http: true, gpuProbe: false, yes: false };
   assert.deepEqual(selectNodes(cfg, { ...base, node: undefined }), ['spark1', 'spark2']);
-  assert.throws(() => selectNodes(cfg, { ...base, node: 'nope' }), (e) => isPulseError(e) && e.kind === 'usage');
+  assert.throws(() => selectNodes(cfg, { ...base, node: 'nope' }), (e) => isPulseError(e) && e.kind === 'config');
   assert.throws(() => selectNodes(cfg, { ...base, node: 'spark1', gpuProbe: true }), (e) => isPulseError(e) && e.kind === 'refused');
   assert.deepEqual(selectNodes(cfg, { ...base, node: 'spark1', gpuProbe: true, yes: true }), ['spark1']);
   assert.deepEqual(selectNodes(cfg, { ...base, node: 'spark2', gpuProbe: true }), ['spark2']);
