@@ -30,6 +30,8 @@ const MIN_PAUSE_MS = 100;
 export interface WaitCheckpoint extends WaitProgress {
   /** Time this wait has run, summed over its attempts (each measured with its own worker's monotonic clock). */
   elapsedMs: number;
+  /** What the probe asked to keep across probes and attempts (readiness: the container it saw first); JSON, no secret. */
+  memo?: unknown;
 }
 
 export interface ProbeAnswer<T> {
@@ -37,6 +39,8 @@ export interface ProbeAnswer<T> {
   /** One line for the progress display, e.g. "HTTP 503" or "MemAvailable 93.1 GiB < 100 GiB". */
   answer: string;
   value: T;
+  /** Kept for the next probes (and a resumed attempt): replaces the memo when set. */
+  memo?: unknown;
 }
 
 export interface WaitSpec<T> {
@@ -47,7 +51,7 @@ export interface WaitSpec<T> {
   monotonic: () => number;
   /** Replaces the activity's cancellation-aware sleep (tests on the time-skipping server). */
   sleep?: (ms: number) => Promise<void>;
-  probe: (opts: StepOptions) => Promise<ProbeAnswer<T>>;
+  probe: (opts: StepOptions, memo: unknown) => Promise<ProbeAnswer<T>>;
   /**
    * Runs before each probe (the node lock: renewed when half its lease has passed, the wait fails untouched when it
    * is lost). Its failure ends the wait; it is not a "not yet".
@@ -67,7 +71,8 @@ function isCheckpoint(v: unknown, step: string): v is WaitProgress & { elapsedMs
 export function startCheckpoint(details: unknown, step: WaitProgress['step'], timeoutS: number): WaitCheckpoint {
   if (isCheckpoint(details, step)) {
     const elapsedMs = typeof details.elapsedMs === 'number' ? details.elapsedMs : details.elapsedS * 1000;
-    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs };
+    const memo = (details as { memo?: unknown }).memo;
+    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs, ...(memo !== undefined ? { memo } : {}) };
   }
   return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, elapsedMs: 0 };
 }
@@ -83,8 +88,9 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
     cp.attempt += 1;
     const probeStart = spec.monotonic();
     if (spec.guard) await guardOnce(spec.guard, ctx);
-    const answer = await probeOnce(spec, ctx);
+    const answer = await probeOnce(spec, ctx, cp.memo);
     cp.lastAnswer = answer.answer;
+    if (answer.memo !== undefined) cp.memo = answer.memo;
     cp.elapsedMs = elapsed();
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
     ctx.heartbeat(cp);
@@ -114,9 +120,9 @@ async function guardOnce(guard: (signal: AbortSignal) => Promise<void>, ctx: Con
   }
 }
 
-async function probeOnce<T>(spec: WaitSpec<T>, ctx: Context): Promise<ProbeAnswer<T | undefined>> {
+async function probeOnce<T>(spec: WaitSpec<T>, ctx: Context, memo: unknown): Promise<ProbeAnswer<T | undefined>> {
   try {
-    return await spec.probe({ signal: ctx.cancellationSignal });
+    return await spec.probe({ signal: ctx.cancellationSignal }, memo);
   } catch (err) {
     const c = classify(err, 1);
     if (ctx.cancellationSignal.aborted || !c.retry || c.type === FAILURES.script.type) throw toFailure(err, ctx.info.attempt, ctx.cancellationSignal.aborted);

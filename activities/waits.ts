@@ -4,13 +4,19 @@
  * half an hour: all of them would be noise, and too much for history).
  */
 import { Context } from '@temporalio/activity';
-import type { MemorySample, ReadinessProbe, UpPlan } from '../runtime/model/index.js';
+import type { MemorySample, ReadinessProbe, ReadinessSeen, UpPlan } from '../runtime/model/index.js';
 import { authority } from './authority.js';
 import type { LockUse } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { pollUntil } from './wait.js';
+
+/** A readiness memo from a checkpoint (untrusted JSON from the heartbeat), or null. */
+function seenOf(memo: unknown): ReadinessSeen | null {
+  const m = memo as Partial<ReadinessSeen> | null | undefined;
+  return m && typeof m.containerId === 'string' && typeof m.restartCount === 'number' ? { containerId: m.containerId, restartCount: m.restartCount } : null;
+}
 
 export function waitActivities(deps: ActivityDeps) {
   const interval = deps.pollIntervalMs ?? 1000;
@@ -56,10 +62,13 @@ export function waitActivities(deps: ActivityDeps) {
         intervalMs: interval,
         monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
-        probe: async (o) => {
+        // The first container a probe saw is the memo: a later probe fails fast when it was replaced or restarted.
+        probe: async (o, memo) => {
           const rec = new RawRecorder(session);
-          const p = await steps.probeReadiness(rec.session, plan, o);
-          return { done: p.ready, answer: p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`, value: rec.attach(p) };
+          const seen = seenOf(memo);
+          const p = await steps.probeReadiness(rec.session, plan, o, seen);
+          const answer = p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`;
+          return { done: p.ready, answer, value: rec.attach(p), ...(!seen && p.container ? { memo: p.container } : {}) };
         },
       });
     },

@@ -62,6 +62,11 @@ export interface PreflightReport extends StepRaw {
 export interface StopResult extends StepRaw {
   wasRunning: boolean;
   containerGone: boolean;
+  /** docker's state before the stop (running, paused, restarting, exited, ..., absent); absent from old results. */
+  before?: string;
+  /** The exit code the server stopped with (docker wait) and its meaning in words; null when it did not run. */
+  exitCode?: number | null;
+  exitMeaning?: string | null;
 }
 
 /** What the lock step returns: the lock as this deploy now holds it. */
@@ -92,6 +97,14 @@ export interface ReadinessProbe extends StepRaw {
   ready: boolean;
   httpStatus: number | null;
   detail: string;
+  /** The container as a probe that got no 200 saw it (the wait keeps the first one to notice restarts); absent otherwise. */
+  container?: ReadinessSeen | null;
+}
+
+/** The container a readiness wait first saw: a later probe fails when it was replaced or restarted since. */
+export interface ReadinessSeen {
+  containerId: string;
+  restartCount: number;
 }
 
 export interface VerifyResult extends StepRaw {

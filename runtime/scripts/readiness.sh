@@ -3,7 +3,8 @@
 # A container of this start that already exited will never answer: that is a precondition failure (exit 11), so
 # the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
 # A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
-# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER. Record: readiness.
+# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER, PULSE_SEEN_ID and
+# PULSE_SEEN_RESTARTS (optional). Records: readiness; container{id,status,exitCode,restartCount} when no 200.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
@@ -18,11 +19,27 @@ case $code in
   403) pulse_record readiness ready:=false httpStatus:=403 detail="GET $url: 403 (the server wants an API key; is API_KEY in the node .env right?)" ;;
   *) pulse_record readiness ready:=false httpStatus:="$code" detail="GET $url: $code" ;;
 esac
+# Without a 200 the container says whether waiting can still help (one docker call, only then). It fails fast, as a
+# precondition with docker's state and exit code in words, when it exited or is dead (it will never answer), when it
+# is another container than the one this wait saw first (replaced), or when its restart count grew since (its
+# restart policy restarts a crashing server: each run dies before it serves). PULSE_SEEN_ID/PULSE_SEEN_RESTARTS are
+# what the first probe of the wait reported (the wait keeps them in its heartbeat, so a resumed wait still has them).
 if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
-  st=$(docker container inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$PULSE_CONTAINER" 2>/dev/null || true)
-  case $st in
-    exited\ * | dead\ *) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER ${st%% *} (exit code ${st##* }) before /v1/models answered; see docker logs $PULSE_CONTAINER" ;;
-  esac
+  st=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null || true)
+  read -r cid state ecode restarts oom <<<"$st" || true
+  if [[ -n ${cid:-} && $restarts =~ ^[0-9]+$ && $ecode =~ ^[0-9]+$ ]]; then
+    pulse_record container id="$cid" status="$state" exitCode:="$ecode" restartCount:="$restarts"
+    logs="see docker logs $PULSE_CONTAINER"
+    case $state in
+      exited | dead) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER is $state ($(pulse_exit_words "$ecode" "$oom")) before /v1/models answered; $logs" ;;
+    esac
+    if [[ -n ${PULSE_SEEN_ID:-} && $cid != "$PULSE_SEEN_ID" ]]; then
+      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER was replaced during the readiness wait (id ${PULSE_SEEN_ID:0:12} → ${cid:0:12}): the server this deploy started is gone"
+    fi
+    if [[ -n ${PULSE_SEEN_ID:-} && ${PULSE_SEEN_RESTARTS:-} =~ ^[0-9]+$ ]] && ((restarts > PULSE_SEEN_RESTARTS)); then
+      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state; last $(pulse_exit_words "$ecode" "$oom")): its restart policy restarts a server that dies before it serves; $logs"
+    fi
+  fi
 fi
 # vLLM answers 401 only once it serves, and only when its key (--api-key, else VLLM_API_KEY) is not the one sent:
 # waiting cannot change that, so it is its own failure now, not "not ready" until the readiness timeout.

@@ -1,23 +1,64 @@
 # stop: run the recipe's stop.sh from the recipe dir (it reads the current .env, so this runs before write-env),
 # then make sure the container is gone (docker rm -f when it lingers). A failing stop.sh is reported (exit 1)
 # after the container is removed anyway. Inputs: PULSE_RECIPE_DIR, PULSE_RECIPE_STOP, PULSE_CONTAINER.
-# Record: stopped{wasRunning,containerGone,stopExit}.
+# Record: stopped{wasRunning,containerGone,stopExit,before,exitCode,exitMeaning,after}.
+# Docker's states (moby daemon/stop.go, kill.go, delete.go): a paused container gets the stop signal and is then
+# unpaused by docker stop (and killed then unpaused by rm -f), so it needs nothing more; a restarting one has its
+# restart cancelled; `removing` is a removal already in progress (rm -f fails meanwhile: wait for it); `dead` is a
+# removal that failed (rm -f again). `docker wait`, started before stop.sh, reads the exit code the server stopped
+# with (stop.sh removes the container, so no inspect can read it afterwards).
 stop=$(pulse_abs "$PULSE_RECIPE_STOP")
 [[ -f $stop ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "stop script $stop is missing"
-exists() { docker container inspect "$PULSE_CONTAINER" >/dev/null 2>&1; }
+# `docker container inspect --format` prints an empty line for a container that does not exist: only its exit
+# status says absent.
+state_of() {
+  local out
+  out=$(docker container inspect --format '{{.State.Status}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null) || out='absent false'
+  printf '%s\n' "$out"
+}
+before=absent oom=false
+read -r before oom <<<"$(state_of)" || true
 was=false
-[[ $(docker container inspect --format '{{.State.Running}}' "$PULSE_CONTAINER" 2>/dev/null || true) != true ]] || was=true
+case $before in running | paused | restarting) was=true ;; esac
+waitf=$(mktemp)
+trap 'rm -f "$waitf"' EXIT
+waiter=
+if [[ $was == true ]]; then
+  docker wait "$PULSE_CONTAINER" >"$waitf" 2>/dev/null </dev/null &
+  waiter=$!
+fi
 
 # stop.sh output is log, not records: it goes to stderr so it can never forge an @pulse line.
 rc=0
 (cd "$PULSE_RECIPE_DIR" && env -i HOME="${HOME:-/}" PATH="$PATH" bash "$stop" </dev/null 1>&2) || rc=$?
 
-if exists; then
-  docker rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 || true
-  for _ in $(seq 1 50); do exists || break; sleep 0.2; done
-fi
+# What is left: wait out a removal in progress, remove anything else (a dead one again), for up to 10 s.
+now=absent
+for i in $(seq 1 50); do
+  read -r now _ <<<"$(state_of)" || true
+  [[ $now != absent ]] || break
+  if [[ $now != removing ]] && ((i % 5 == 1)); then docker rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 </dev/null || true; fi
+  sleep 0.2
+done
 gone=true
-! exists || gone=false
-pulse_record stopped wasRunning:="$was" containerGone:="$gone" stopExit:="$rc"
-((rc == 0)) || pulse_fail 1 "stop.sh exited $rc (container gone: $gone)"
-[[ $gone == true ]] || pulse_fail "$PULSE_EXIT_TEMPORARY" "container $PULSE_CONTAINER is still there after docker rm -f"
+[[ $now == absent ]] || gone=false
+
+code=null meaning=
+if [[ -n $waiter ]]; then
+  for _ in $(seq 1 25); do kill -0 "$waiter" 2>/dev/null || break; sleep 0.2; done
+  kill "$waiter" 2>/dev/null || true
+  wait "$waiter" 2>/dev/null || true
+  code=$(head -n 1 "$waitf" | tr -d '[:space:]')
+  [[ $code =~ ^[0-9]+$ ]] || code=null
+  [[ $code == null ]] || meaning=$(pulse_exit_words "$code" "$oom")
+fi
+pulse_record stopped wasRunning:="$was" containerGone:="$gone" stopExit:="$rc" before="$before" exitCode:="$code" exitMeaning="$meaning" after="$now"
+how=${meaning:+; it stopped with $meaning}
+((rc == 0)) || pulse_fail 1 "stop.sh exited $rc (container was $before, gone: $gone$how)"
+if [[ $gone != true ]]; then
+  case $now in
+    removing) pulse_fail "$PULSE_EXIT_TEMPORARY" "container $PULSE_CONTAINER is still being removed by docker (state removing) after 10 s" ;;
+    dead) pulse_fail "$PULSE_EXIT_TEMPORARY" "container $PULSE_CONTAINER is dead: docker failed to remove it (docker rm -f retried); see docker container inspect --format '{{.State.Error}}' $PULSE_CONTAINER" ;;
+    *) pulse_fail "$PULSE_EXIT_TEMPORARY" "container $PULSE_CONTAINER is still there ($now) after docker rm -f" ;;
+  esac
+fi

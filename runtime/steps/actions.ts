@@ -17,7 +17,10 @@ export async function makeDirs(session: NodeSession, plan: UpPlan, opts?: StepOp
 export async function stopServer(session: NodeSession, recipe: PlanRecipe, opts?: StepOptions): Promise<StopResult> {
   const result = await runStep(session, 'stop', recipeInputs(recipe), opts);
   const r = lastRecord(result, 'stopped');
-  return { wasRunning: bool(r, 'wasRunning'), containerGone: bool(r, 'containerGone') };
+  return {
+    wasRunning: bool(r, 'wasRunning'), containerGone: bool(r, 'containerGone'), before: str(r, 'before') ?? 'absent',
+    exitCode: num(r, 'exitCode'), exitMeaning: str(r, 'exitMeaning') || null,
+  };
 }
 
 /** One MemAvailable sample against the gate; the caller (an activity) polls until it passes or times out. */

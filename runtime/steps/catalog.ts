@@ -46,9 +46,14 @@ function preflightNote(r: unknown): string | null {
   return reason ? `restart: ${reason}` : null;
 }
 
+/** `stopped`, with docker's state before when it was not plain running, and the exit the server stopped with in words. */
 function stopNote(r: unknown): string | null {
   const v = obj(r)['wasRunning' satisfies keyof StopResult];
-  return typeof v === 'boolean' ? (v ? 'stopped' : 'was not running') : null;
+  if (typeof v !== 'boolean') return null;
+  if (!v) return 'was not running';
+  const before = text(r, 'before' satisfies keyof StopResult);
+  const exit = text(r, 'exitMeaning' satisfies keyof StopResult);
+  return `stopped${before && before !== 'running' ? ` (was ${before})` : ''}${exit ? `: ${exit}` : ''}`;
 }
 
 function memoryNote(r: unknown): string | null {

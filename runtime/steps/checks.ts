@@ -1,5 +1,5 @@
 /** The read-only probes after the start: one readiness probe, and the verify of what actually runs. */
-import type { ReadinessProbe, UpPlan, VerifyResult } from '../model/index.js';
+import type { ReadinessProbe, ReadinessSeen, UpPlan, VerifyResult } from '../model/index.js';
 import { PulseError } from '../errors.js';
 import type { NodeSession } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
@@ -19,12 +19,18 @@ function withKeyHint(err: unknown): unknown {
  * One GET /v1/models on the node, with the key from the node .env; exit 13 means "not yet", not a failure. A 401
  * (exit 14) fails as `unauthorized`: the server wants a key the node .env does not give, and waiting cannot fix it.
  */
-export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<ReadinessProbe> {
-  const result = await runStep(session, 'readiness', readinessInputs(plan), opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
+export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions, seen?: ReadinessSeen | null): Promise<ReadinessProbe> {
+  // The container the wait saw first: a probe fails fast when it was replaced or its restart policy restarted it.
+  const first: Record<string, string> = seen ? { PULSE_SEEN_ID: seen.containerId, PULSE_SEEN_RESTARTS: String(seen.restartCount) } : {};
+  const result = await runStep(session, 'readiness', { ...readinessInputs(plan), ...first }, opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
     throw withKeyHint(e);
   });
   const r = lastRecord(result, 'readiness');
-  return { ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer' };
+  const c = lastRecord(result, 'container');
+  const id = str(c, 'id');
+  const restarts = num(c, 'restartCount');
+  const container = id && restarts !== null ? { containerId: id, restartCount: restarts } : null;
+  return { ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer', container };
 }
 
 interface ModelsAnswer {

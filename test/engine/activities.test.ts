@@ -91,6 +91,27 @@ describe('waits resume from heartbeat details', () => {
     assert.deepEqual(beats.map((x) => [x.attempt, x.elapsedMs]), [[8, 6000], [9, 7000], [10, 8000]]);
   });
 
+  it('readiness keeps the container its first probe saw in the heartbeat: later probes and a resumed attempt get it', async () => {
+    const first = { containerId: 'c0ffee', restartCount: 1 };
+    const seenA: unknown[] = [];
+    let t = 0;
+    const a = fakeDeps(
+      { probeReadiness: async (_s, _p, _o, seen) => (seenA.push(seen), { ready: false, httpStatus: null, detail: 'refused', container: seenA.length === 1 ? first : { containerId: 'c0ffee', restartCount: 9 } }) },
+      { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { if (t >= 2000) throw new Error('worker A killed'); t += ms; } },
+    );
+    const envA = new MockActivityEnvironment({ attempt: 1 }, quiet);
+    let last: WaitCheckpoint | undefined;
+    envA.on('heartbeat', (d: WaitCheckpoint) => (last = d));
+    await envA.run(createActivities(a.deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } })).catch(() => undefined);
+    assert.deepEqual(seenA, [null, first, first], 'the first sight is kept, not replaced by later ones');
+    assert.deepEqual(last?.memo, first);
+    const seenB: unknown[] = [];
+    const b = fakeDeps({ probeReadiness: async (_s, _p, _o, seen) => (seenB.push(seen), { ready: true, httpStatus: 200, detail: 'ok' }) }, { clock: { now: () => t, monotonic: () => t } });
+    const envB = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: last }, quiet);
+    await envB.run(createActivities(b.deps).pollReadiness, workerPlan({ readiness: { timeoutS: 10 } }));
+    assert.deepEqual(seenB, [first], 'the resumed attempt probes with the container the wait saw first');
+  });
+
   it('a checkpoint written before elapsedMs existed resumes from its elapsedS', async () => {
     const old = { step: 'readiness', attempt: 3, lastAnswer: 'HTTP 503', elapsedS: 9, timeoutS: 10, startedAtMs: 1, deadlineMs: 2 };
     let t = 0;

@@ -41,7 +41,7 @@ const steps: StepFunctions = {
     return r;
   },
   sampleMemory: async (s, gate, o) => (holds[s.target.name] === 'waitForMemory' ? held(s.target.name, 'memory') : realSteps.sampleMemory(s, gate, o)),
-  probeReadiness: async (s, plan, o) => (holds[plan.node] === 'pollReadiness' ? held(plan.node, 'readiness') : realSteps.probeReadiness(s, plan, o)),
+  probeReadiness: async (s, plan, o, seen) => (holds[plan.node] === 'pollReadiness' ? held(plan.node, 'readiness') : realSteps.probeReadiness(s, plan, o, seen)),
 };
 
 function nodeOf(input: unknown): string {

@@ -7,7 +7,7 @@ import { appendJsonLine, readControl } from './control.js';
 import { DockerExit, takeOption } from './docker-args.js';
 import { TemplateError } from './docker-format.js';
 import { imageCommand } from './docker-image.js';
-import { kill, pause, rm, stop } from './docker-lifecycle.js';
+import { kill, pause, rm, stop, wait } from './docker-lifecycle.js';
 import { inspect, logs, ps } from './docker-query.js';
 import { readImages } from './docker-state.js';
 import { dockerRun } from './docker-run.js';
@@ -32,6 +32,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return stop(dockerDir, args);
     case 'kill':
       return kill(dockerDir, args);
+    case 'wait':
+      return wait(dockerDir, args);
     case 'pause':
     case 'unpause':
       return pause(dockerDir, args, cmd === 'unpause');
@@ -39,7 +41,7 @@ async function dispatch(argv: string[]): Promise<number> {
       // `docker container X` is the container-only form of each command (inspect never matches an image there).
       const [sub = '', ...rest] = args;
       const alias: Record<string, string> = { ls: 'ps', list: 'ps', inspect: 'container-inspect', remove: 'rm' };
-      if (!['ls', 'list', 'ps', 'inspect', 'logs', 'rm', 'remove', 'stop', 'kill', 'pause', 'unpause', 'run'].includes(sub)) {
+      if (!['ls', 'list', 'ps', 'inspect', 'logs', 'rm', 'remove', 'stop', 'kill', 'wait', 'pause', 'unpause', 'run'].includes(sub)) {
         throw new DockerExit(`docker container ${sub}: not supported by the pulse docker simulator`, 125);
       }
       return dispatch([alias[sub] ?? sub, ...rest]);

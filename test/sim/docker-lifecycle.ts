@@ -190,3 +190,28 @@ export async function pause(dockerDir: string, args: string[], resume: boolean):
   }
   return code;
 }
+
+/**
+ * `docker wait`: blocks until each container no longer runs (a restart by its policy keeps it running), then prints
+ * its exit code (moby ContainerWait, condition not-running; the CLI prints StatusCode). A container that is gone
+ * before its exit was seen is "No such container", exit 1.
+ */
+export async function wait(dockerDir: string, args: string[]): Promise<number> {
+  if (!args.length) throw new DockerExit('"docker wait" requires at least 1 argument.', 1);
+  let code = 0;
+  for (const ref of args) {
+    const rec = findRecord(dockerDir, ref);
+    let now = rec;
+    while (now && now.Id === rec?.Id && now.State.Running) {
+      await sleep(5);
+      now = loadRecord(dockerDir, nameOf(now));
+    }
+    if (!rec || !now || now.Id !== rec.Id) {
+      process.stderr.write(`Error response from daemon: No such container: ${ref}\n`);
+      code = 1;
+      continue;
+    }
+    console.log(now.State.ExitCode);
+  }
+  return code;
+}

@@ -1,0 +1,169 @@
+/**
+ * The node steps against each docker behaviour of the simulator that pulse must read right (docs/SIMULATOR.md,
+ * Docker table), over ssh: an image and a volume named like the container; readiness failing fast on an exited or
+ * dead container, a replaced one and a restart count that grows; stop of a paused, removing or dead container, and
+ * the exit it read in words (0 after a drain, 130 when SIGTERM came while loading, 137 when the drain outlasted
+ * `docker stop -t 10`).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { openSession } from '../../runtime/node/connect.js';
+import { PulseError } from '../../runtime/errors.js';
+import type { NodeSession } from '../../runtime/node/types.js';
+import type { ReadinessSeen, UpPlan } from '../../runtime/model/index.js';
+import { probeReadiness, startServer, stopServer } from '../../runtime/steps/index.js';
+import type { SimNode } from '../sim/index.js';
+import { harness } from './helpers.js';
+import type { Harness } from './helpers.js';
+import { fullUp } from './suite.js';
+
+let h: Harness;
+let s: NodeSession;
+let n: SimNode;
+let p: UpPlan;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const state = () => n.exec(`docker container inspect --format '{{.State.Status}}' ${n.containerName} 2>/dev/null || true`).trim();
+
+async function untilState(want: string): Promise<void> {
+  for (let i = 0; i < 200 && state() !== want; i++) await sleep(25);
+  assert.equal(state(), want);
+}
+
+/** Probes (with the first container seen, as the wait does) until one fails; returns that failure. */
+async function firstFailure(seen: ReadinessSeen | null = null): Promise<PulseError> {
+  let first = seen;
+  for (let i = 0; i < 150; i++) {
+    try {
+      const r = await probeReadiness(s, p, undefined, first);
+      assert.equal(r.ready, false, 'this server never becomes ready');
+      first ??= r.container ?? null;
+    } catch (e) {
+      assert.ok(e instanceof PulseError, String(e));
+      return e;
+    }
+    await sleep(100);
+  }
+  assert.fail('readiness never failed');
+}
+
+/** The port accepts a connection (vLLM listens only once it serves). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = connect(port, '127.0.0.1', () => (c.destroy(), resolve(true)));
+    c.once('error', () => resolve(false));
+  });
+}
+
+const precondition = (e: PulseError, re: RegExp) => {
+  assert.equal(e.kind, 'precondition', e.message);
+  assert.match(e.message, re);
+};
+
+describe('node steps on docker states and exits (ssh)', () => {
+  before(async () => {
+    h = await harness(['spark2']);
+    s = await openSession({ name: 'spark2', host: 'ssh', ssh: 'spark2' });
+    n = h.sim.node('spark2');
+    p = h.plan('spark2', 'datagen', { minMemGib: 100 });
+  });
+  after(async () => {
+    await s?.close();
+    await h?.stop();
+  });
+
+  test('an image vllm-qwen38:latest and a volume vllm-qwen38 on the node: stop sees the container go, exit 0 after the drain', async () => {
+    n.addImage(`${n.containerName}:latest`);
+    n.addVolume(n.containerName);
+    await fullUp(s, p, 'docker-image-1');
+    const r = await stopServer(s, p.recipe);
+    assert.deepEqual({ ...r, raw: undefined }, { wasRunning: true, containerGone: true, before: 'running', exitCode: 0, exitMeaning: 'exit 0: it ended by itself or after a clean shutdown', raw: undefined });
+    const again = await stopServer(s, p.recipe);
+    assert.deepEqual([again.wasRunning, again.containerGone, again.before, again.exitCode], [false, true, 'absent', null]);
+  });
+
+  test('readiness fails fast, with the state and the exit in words, on an exited and on a dead container', async () => {
+    n.setFailure('crash-at-start');
+    await startServer(s, p, 'docker-exited-1');
+    precondition(await firstFailure(), /container vllm-qwen38 is exited \(exit 1: the server failed \(see docker logs\)\) before \/v1\/models answered; see docker logs vllm-qwen38/);
+    n.setControl({ removeFailures: 1 });
+    n.exec(`docker rm -f ${n.containerName} >/dev/null 2>&1 || true`);
+    assert.equal(state(), 'dead');
+    precondition(await firstFailure(), /container vllm-qwen38 is dead \(exit 1: /);
+    n.setFailure('none');
+    assert.equal((await stopServer(s, p.recipe)).containerGone, true, 'stop removes a dead container (rm -f again)');
+  });
+
+  test('readiness fails fast when the restart policy restarts a crashing server, and when the container was replaced', async () => {
+    n.setFailure('crash-at-start');
+    n.setRestartPolicy('on-failure');
+    try {
+      await startServer(s, p, 'docker-restart-1');
+      precondition(await firstFailure(), /container vllm-qwen38 restarted during the readiness wait \(restart count \d+ → \d+, now (running|restarting); last exit 1: the server failed .*its restart policy restarts a server that dies before it serves/);
+      const e = await firstFailure({ containerId: 'f'.repeat(64), restartCount: 0 });
+      precondition(e, /container vllm-qwen38 was replaced during the readiness wait \(id ffffffffffff → [0-9a-f]{12}\)/);
+    } finally {
+      n.setRestartPolicy(null);
+      n.setFailure('none');
+      await stopServer(s, p.recipe);
+    }
+  });
+
+  test('stop of a paused server: docker stop signals and unpauses it; the drain ends with exit 0', async () => {
+    await fullUp(s, p, 'docker-paused-1');
+    n.docker('pause', n.containerName);
+    const r = await stopServer(s, p.recipe);
+    assert.deepEqual([r.wasRunning, r.containerGone, r.before, r.exitCode], [true, true, 'paused', 0]);
+  });
+
+  test('stop while vLLM still loads: exit 130 in words', async () => {
+    n.setFailure('never-ready');
+    try {
+      await startServer(s, p, 'docker-loading-1');
+      await untilState('running');
+      await sleep(300);
+      const r = await stopServer(s, p.recipe);
+      assert.equal(r.exitCode, 130);
+      assert.match(r.exitMeaning ?? '', /^exit 130: ended by SIGINT; vLLM exits so when SIGTERM comes while it still loads the model$/);
+    } finally {
+      n.setFailure('none');
+    }
+  });
+
+  test('a drain (--shutdown-timeout 30) that outlasts the recipe\'s docker stop -t 10: exit 137, killed after the timeout', async () => {
+    const env = readFileSync(n.envPath, 'utf8');
+    appendFileSync(n.envPath, 'EXTRA_VLLM_ARGS="--shutdown-timeout 30"\n');
+    try {
+      // Every answer of this server takes 15 s (the sim reads its controls when the server starts).
+      n.setControl({ failure: 'slow', slowMs: 15_000 });
+      await startServer(s, p, 'docker-drain-1');
+      for (let i = 0; i < 200 && !(await listening(n.vllmPort)); i++) await sleep(50);
+      n.exec(`(curl -s -m 90 http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
+      await sleep(500);
+      const t0 = Date.now();
+      const r = await stopServer(s, p.recipe);
+      assert.ok(Date.now() - t0 >= 9000, `docker stop waited its 10 s: ${JSON.stringify({ ...r, raw: undefined })}`);
+      assert.equal(r.exitCode, 137);
+      assert.match(r.exitMeaning ?? '', /^exit 137: killed by SIGKILL \(docker stop timed out and killed it/);
+    } finally {
+      n.setControl({ failure: 'none' });
+      writeFileSync(n.envPath, env);
+    }
+  });
+
+  test('stop while docker removes the container (removing) waits for it; a removal that fails (dead) is retried', async () => {
+    await fullUp(s, p, 'docker-removing-1');
+    n.setControl({ removeDelayMs: 2000 });
+    n.exec(`(docker rm -f ${n.containerName} >/dev/null 2>&1 </dev/null &)`);
+    await untilState('removing');
+    const r = await stopServer(s, p.recipe);
+    assert.deepEqual([r.wasRunning, r.containerGone, r.before], [false, true, 'removing']);
+    n.setControl({ removeDelayMs: 0 });
+    await fullUp(s, p, 'docker-dead-1');
+    n.setControl({ removeFailures: 1 });
+    const d = await stopServer(s, p.recipe);
+    assert.deepEqual([d.wasRunning, d.containerGone, d.before, d.exitCode], [true, true, 'running', 0]);
+    assert.equal(n.control().removeFailures, 0, 'the first removal failed (dead), pulse removed it again');
+  });
+});
