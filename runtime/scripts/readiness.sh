@@ -37,7 +37,11 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
       pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER was replaced during the readiness wait (id ${PULSE_SEEN_ID:0:12} → ${cid:0:12}): the server this deploy started is gone"
     fi
     if [[ -n ${PULSE_SEEN_ID:-} && ${PULSE_SEEN_RESTARTS:-} =~ ^[0-9]+$ ]] && ((restarts > PULSE_SEEN_RESTARTS)); then
-      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state; last $(pulse_exit_words "$ecode" "$oom")): its restart policy restarts a server that dies before it serves; $logs"
+      # docker resets ExitCode to 0 when the new run starts (moby State.setRunning): the last exit is known only while
+      # the container waits to restart.
+      last=
+      [[ $state != restarting ]] || last="; last $(pulse_exit_words "$ecode" "$oom")"
+      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $logs"
     fi
   fi
 fi

@@ -54,8 +54,9 @@ status_container() {
   [[ $running == true ]] || running=false
   [[ $code =~ ^[0-9]+$ ]] || code=null
   [[ $restarts =~ ^[0-9]+$ ]] || restarts=null
-  # The last exit is news only when the container is not running now, or runs again after a restart.
-  if [[ $code != null && ($running != true || $state == restarting || $restarts != 0) && $started != 0001-* ]]; then meaning=$(pulse_exit_words "$code" "$oom"); fi
+  # The last exit, when docker still has it: a container that does not run, or waits to restart (a new run resets
+  # ExitCode to 0, moby State.setRunning).
+  if [[ $code != null && ($running != true || $state == restarting) && $started != 0001-* ]]; then meaning=$(pulse_exit_words "$code" "$oom"); fi
   pulse_record container recipe="$recipe" name="$name" exists:=true running:="$running" status="$state" startedAt="$started" image="$image" \
     exitCode:="$code" restartCount:="$restarts" finishedAt="$finished" oomKilled:="${oom:-false}" exitMeaning="$meaning" logConfig="$logcfg" error="$err"
   [[ $running == true ]] && return 0

@@ -67,6 +67,9 @@ describe('node steps on docker states and exits (ssh)', () => {
     s = await openSession({ name: 'spark2', host: 'ssh', ssh: 'spark2' });
     n = h.sim.node('spark2');
     p = h.plan('spark2', 'datagen', { minMemGib: 100 });
+    // The node .env of the plan, so every test can start the recipe on its own.
+    await fullUp(s, p, 'docker-setup');
+    await stopServer(s, p.recipe);
   });
   after(async () => {
     await s?.close();
@@ -100,7 +103,7 @@ describe('node steps on docker states and exits (ssh)', () => {
     n.setRestartPolicy('on-failure');
     try {
       await startServer(s, p, 'docker-restart-1');
-      precondition(await firstFailure(), /container vllm-qwen38 restarted during the readiness wait \(restart count \d+ → \d+, now (running|restarting); last exit 1: the server failed .*its restart policy restarts a server that dies before it serves/);
+      precondition(await firstFailure(), /container vllm-qwen38 restarted during the readiness wait \(restart count \d+ → \d+, now (running|restarting; last exit 1: the server failed \(see docker logs\))\): its restart policy restarts a server that dies before it serves/);
       const e = await firstFailure({ containerId: 'f'.repeat(64), restartCount: 0 });
       precondition(e, /container vllm-qwen38 was replaced during the readiness wait \(id ffffffffffff → [0-9a-f]{12}\)/);
     } finally {
