@@ -27,8 +27,7 @@ async function status(): Promise<{ json: NodeStatus; text: string }> {
   assert.equal(j.code, report.allHealthy ? 0 : 7, j.stderr);
   assert.equal(t.code, j.code);
   // The table wraps long values onto indented continuation lines: join them, so a value reads as one line.
-  return { json: report.nodes[0]!, text: t.stdout.replace(/
- {13}/g, ' ') };
+  return { json: report.nodes[0]!, text: t.stdout.replace(/\n {13}/g, ' ') };
 }
 
 /** A plain container under the recipe's name (`extra` docker run flags, `cmd` its command). */
