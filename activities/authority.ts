@@ -9,7 +9,7 @@
 import { Context } from '@temporalio/activity';
 import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
-import type { DownPlan, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
+import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
 import { toFailure } from './errors.js';
 
 /** Loads the worker's own nodes.json and profiles (worker/deps.ts reads the files; tests may hand in fixed ones). */
@@ -23,7 +23,7 @@ export interface Authority {
   down(input: unknown): DownPlan;
   stop(input: unknown): OwnStop;
   /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
-  state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at'>; fleet: FleetEntry[] };
+  state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[] };
 }
 
 function classified<T>(fn: () => T): T {
@@ -62,6 +62,16 @@ function identity(v: unknown, profiles: WorkerFiles['profiles']): NodeState['ide
   return { sha256: o['sha256'] as string, profile: o['profile'] as string, overlay: o['overlay'] as string };
 }
 
+/** The identity of the .env a deploy replaced: any pulse header (its profile may be gone from the worker's files). */
+function previousIdentity(v: unknown): EnvIdentity | null {
+  if (v === null || v === undefined) return null;
+  const o = v as Record<string, unknown>;
+  const ok = typeof o === 'object' && typeof o['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(o['sha256'])
+    && typeof o['profile'] === 'string' && o['profile'].length <= 256 && typeof o['overlay'] === 'string' && o['overlay'].length <= MAX_TEXT;
+  if (!ok) throw refusePlan('state input: previousIdentity is not a pulse .env identity');
+  return { sha256: o['sha256'] as string, profile: o['profile'] as string, overlay: o['overlay'] as string };
+}
+
 /**
  * A state write names a node of the worker's nodes.json and a known profile; the fleet of the gateway file is the
  * worker's (fleetOf), whatever the input carries (older workflows still send one; it is ignored).
@@ -94,6 +104,7 @@ function ownState(files: WorkerFiles, input: unknown): ReturnType<Authority['sta
       error: text(o, 'error'),
       previousProfile: text(o, 'previousProfile'),
     },
+    previousIdentity: previousIdentity(o['previousIdentity']),
     fleet: fleetOf(files.config),
   };
 }

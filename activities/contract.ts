@@ -5,6 +5,7 @@
  */
 import type {
   DownPlan,
+  EnvIdentity,
   FleetEntry,
   LockResult,
   MemorySample,
@@ -59,7 +60,9 @@ export interface VerifyInput {
 }
 
 /** What the workflow knows about the node; the activity adds time, workflow and run IDs. */
-export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at'> {
+export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'> {
+  /** The identity of the .env that was live before this deploy (preflight's); the state writer keeps last known good by it. */
+  previousIdentity?: EnvIdentity | null;
   /** Sent by older workflows; ignored: the gateway fragment is rebuilt from the worker's own nodes.json (its fleet). */
   fleet?: FleetEntry[];
 }

@@ -4,25 +4,30 @@ import type { NodeState } from '../runtime/model/index.js';
 import type { PublishResult, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
+import { nextLastKnownGood } from '../runtime/last-good.js';
 import { redactSecrets, toFailure } from './errors.js';
 
 async function publish(deps: ActivityDeps, input: StateInput, failed = false): Promise<PublishResult> {
   const { workflowExecution, attempt } = Context.current().info;
   // The node, the profile and the fleet of the gateway file are the worker's own (activities/authority.ts).
   const checked = authority(deps.files).state(failed ? { ...input, state: 'failed' } : input);
-  const { fleet, state: fields } = checked;
+  const { fleet, state: fields, previousIdentity } = checked;
   try {
     const old = await deps.state.readNodeState(deps.stateDir, fields.node);
     // Same identity, nothing new from this run (same-identity up): keep what the earlier up saved for status.
     const same = old?.identity?.sha256 !== undefined && old.identity.sha256 === fields.identity?.sha256;
+    const at = new Date(deps.clock.now()).toISOString();
+    const workflowId = workflowExecution?.workflowId ?? null;
+    const change = { ...fields, previousIdentity };
     const state: NodeState = {
       ...fields,
       backupPath: fields.backupPath ?? (same ? old.backupPath : null),
       logPath: fields.logPath ?? (same ? old.logPath : null),
       error: fields.error === null ? null : redactSecrets(fields.error),
-      workflowId: workflowExecution?.workflowId ?? null,
+      workflowId,
       runId: workflowExecution?.runId ?? null,
-      at: new Date(deps.clock.now()).toISOString(),
+      at,
+      lastKnownGood: nextLastKnownGood(old, change, at, workflowId),
     };
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);

@@ -86,6 +86,15 @@ function rollbackHint(o: Obj, node: string): string | null {
   return v;
 }
 
+/** The protected backup a plan names (a path pulse writes in the recipe dir, checked by buildUpPlan), or null. */
+function protectBackup(o: Obj): string | null {
+  const b = o['backups'];
+  if (b === undefined) return null;
+  const v = obj(b, 'backups')['protect'];
+  if (v === null) return null;
+  return field(obj(b, 'backups'), 'protect', 'backups.', isString, 'a backup path');
+}
+
 /** Why the files and the plan differ: an edit after the plan (the normal case), or a plan not made from them. */
 function cause(files: WorkerFiles, madeAtMs: number | null, profile: string | null): { why: string; hint: string } {
   if (madeAtMs === null) {
@@ -143,9 +152,12 @@ export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
     timeoutS: field(obj(o['readiness'], 'readiness'), 'timeoutS', 'readiness.', isBudget, 'a number of seconds'),
     minMemGib: field(memory, 'gateGiB', 'memory.', isGate, 'a number of GiB'),
     rollbackHint: rollbackHint(o, node),
+    protectBackup: protectBackup(o),
   };
   const memTimeoutS = field(memory, 'timeoutS', 'memory.', isBudget, 'a number of seconds');
   const own = rebuilt(() => buildUpPlan(files.config, files.profiles, opts, now));
+  // A plan from a pulse before backup pruning has no `backups`: its write step prunes nothing.
+  if (o['backups'] === undefined) delete own.backups;
   // A wait budget is an option like --timeout-s: it changes how long pulse waits, never what runs.
   own.memory.timeoutS = memTimeoutS;
   const mine = sameOrRefuse(files, o, own, now.getTime(), profile);

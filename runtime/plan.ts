@@ -32,6 +32,16 @@ export interface UpPlanOptions {
   minMemGib?: number | undefined;
   /** The command back to the previous profile, from the node state (the caller reads it). */
   rollbackHint?: string | null | undefined;
+  /** The backup that last known good points to (runtime/last-good.ts), which pruning keeps; from the node state. */
+  protectBackup?: string | null | undefined;
+}
+
+/** A backup path pulse itself writes in this recipe dir, or null (anything else is never protected by name). */
+export function ownBackupPath(recipeDir: string, p: string | null | undefined): string | null {
+  if (!p) return null;
+  const dir = recipeDir.replace(/\/+$/, '');
+  const name = p.startsWith(`${dir}/`) ? p.slice(dir.length + 1) : null;
+  return name !== null && /^\.env\.pulse-bak-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$/.test(name) ? p : null;
 }
 
 /** The options of `down` that shape its plan. */
@@ -133,6 +143,7 @@ export function buildUpPlan(config: NodesConfig, profiles: ReadonlyMap<string, P
     restart: opts.restart,
     fleet: fleetOf(config),
     rollbackHint: opts.rollbackHint ?? null,
+    backups: { keep: node.keepBackups ?? config.keepBackups, protect: ownBackupPath(recipe.dir, opts.protectBackup) },
   };
 }
 

@@ -152,6 +152,7 @@ function stateInput(run: UpRun, state: StateInput['state'], error: string | null
     overlayManifest: plan.overlay?.manifest ?? null,
     error,
     previousProfile: previousProfile(run),
+    previousIdentity: run.pre?.currentIdentity ?? null,
   };
 }
 

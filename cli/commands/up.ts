@@ -27,10 +27,12 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();
   const overlay = opts.overlay ? readOverlay(opts.overlay) : null;
-  const base = { profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, experimental: opts.experimental, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
+  const { protectedBackup } = await import('../../runtime/last-good.js');
+  const state = await readNodeState(defaultStateDir(), opts.node);
+  // The backup last known good points to is never pruned (runtime/last-good.ts).
+  const base = { protectBackup: protectedBackup(state), profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, experimental: opts.experimental, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
   const draft = buildUpPlan(config, profiles, base, new Date());
   checkRefusals(draft, profileOf(profiles, opts.profile), { experimental: opts.experimental, dryRun: false });
-  const state = await readNodeState(defaultStateDir(), opts.node);
   return { ...draft, rollbackHint: rollbackHintOf(state, opts.node, draft.protected) };
 }
 

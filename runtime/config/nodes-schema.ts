@@ -74,6 +74,7 @@ const Node = z
       .optional()
       .describe('The command that status --gpu-probe runs on the node'),
     minMemAvailableGiB: z.number().positive().optional().describe('Replaces the top-level memory gate for this node'),
+    keepBackups: z.number().int().min(1).max(1000).optional().describe('Replaces the top-level keepBackups for this node'),
     recipes: z.record(name('a recipe name'), Recipe),
   })
   .strict();
@@ -89,6 +90,13 @@ export const NodesFileSchema = z
     minMemAvailableGiB: z.number().positive().default(100).describe('Memory gate (MemAvailable GiB) before start'),
     memTimeoutS: z.number().int().positive().default(600).describe('How long up waits for the memory gate'),
     readyGraceS: z.number().int().nonnegative().default(300).describe('Added to READY_TIMEOUT_S for the readiness wait'),
+    keepBackups: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(10)
+      .describe('How many .env backups (.env.pulse-bak-*) up keeps per recipe dir; the one last known good points to is always kept'),
     nodes: z.record(name('a node name'), Node),
   })
   .strict();

@@ -25,6 +25,22 @@ export interface NodeState {
   error: string | null;
   /** The profile that ran before this up (for the rollback command). */
   previousProfile: string | null;
+  /** The last verified up on the node (absent in state files written before it existed). */
+  lastKnownGood?: LastKnownGood | null;
+}
+
+/**
+ * The last up that verified on the node (runtime/last-good.ts keeps it). Its .env is the live one until a later up
+ * replaces it; that up's backup then holds its exact bytes (`backupPath`), and backup pruning never removes that file.
+ */
+export interface LastKnownGood {
+  profile: string;
+  identity: EnvIdentity;
+  /** When it verified (ISO). */
+  at: string;
+  workflowId: string | null;
+  /** The backup that holds its .env's bytes since a later up replaced the file; null while it is the live .env. */
+  backupPath: string | null;
 }
 
 /**

@@ -86,6 +86,11 @@ export interface UpPlan {
   fleet: FleetEntry[];
   /** The command that goes back to the previous profile, computed at plan time from the node state. */
   rollbackHint: string | null;
+  /**
+   * Backup pruning by the write step: keep the newest `keep` .env backups (nodes.json keepBackups, default 10) and
+   * always `protect`, the backup last known good points to (from the node state). Absent in older plans: no pruning.
+   */
+  backups?: { keep: number; protect: string | null };
 }
 
 export interface DownPlan {

@@ -85,6 +85,8 @@ export interface WriteEnvResult extends StepRaw {
   backupPath: string | null;
   /** Count of carried secret lines (HF_TOKEN=/API_KEY=), never their values. */
   carriedSecretLines: number;
+  /** Old backups removed by pruning (keep the newest keepBackups, never the one last known good points to). */
+  prunedBackups?: number;
 }
 
 export interface StartResult extends StepRaw {

@@ -3,9 +3,11 @@
 # body, which also makes a retry after success write no second backup. The old file's HF_TOKEN/API_KEY lines (any
 # form bash's `source` sets for certain, see the prelude's .env parser) go to the end of the new one as KEY="value"
 # (KEY='value' when the value needs it), one line per key, counted in `carried`; their values are never printed.
-# A failed write leaves the old .env untouched.
-# Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP.
-# Record: write-env{written,backup,carried}.
+# A failed write leaves the old .env untouched. After a write, backups beyond the newest PULSE_KEEP_BACKUPS (0: keep
+# all) are removed, never PULSE_KEEP_BACKUP (the one last known good points to); names sort by their UTC stamp.
+# Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP,
+# PULSE_KEEP_BACKUPS, PULSE_KEEP_BACKUP.
+# Record: write-env{written,backup,carried,pruned}.
 target=$PULSE_ENV_PATH
 dir=$(dirname -- "$target")
 [[ -d $dir ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "recipe directory $dir is missing"
@@ -58,4 +60,18 @@ if [[ -f $target ]]; then
 fi
 mv -f -- "$tmp" "$target" || fail_write "$target"
 sync -- "$dir" 2>/dev/null || true
-pulse_record write-env written:=true backup="$backup" carried:="$carried"
+pruned=0
+keep=${PULSE_KEEP_BACKUPS:-0}
+if [[ $keep =~ ^[1-9][0-9]*$ ]]; then
+  n=0
+  # Newest first: the stamp is a UTC time, and a -<n> suffix (same stamp, other content) is newer than its base.
+  while IFS= read -r f; do
+    n=$((n + 1))
+    ((n > keep)) || continue
+    [[ $f == "${PULSE_KEEP_BACKUP:-}" || $f == "$backup" ]] && continue
+    rm -f -- "$f" && pruned=$((pruned + 1))
+  done < <(find "$dir" -maxdepth 1 -type f -name '.env.pulse-bak-[0-9]*' -print |
+    awk '{ s = $0; sub(/.*\.env\.pulse-bak-/, "", s); k = s; n = 0; if (match(s, /-[0-9]+$/)) { n = substr(s, RSTART + 1) + 0; k = substr(s, 1, RSTART - 1) } printf "%s\t%012d\t%s\n", k, n, $0 }' |
+    sort -r | cut -f3-)
+fi
+pulse_record write-env written:=true backup="$backup" carried:="$carried" pruned:="$pruned"

@@ -75,6 +75,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
     kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
+    lastKnownGood: state?.lastKnownGood ?? null,
     deploy: null, lock: null, gpuProbe: null, verdict: 'unreachable', healthy: false, warnings: [],
   };
 }

@@ -80,6 +80,8 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
   const l = s.lastDeploy;
   out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${l.at}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
+  const good = s.lastKnownGood;
+  if (good) out.push(['last good', `${good.profile} (sha256 ${good.identity.sha256.slice(0, 12)}) verified at ${good.at}, ${good.backupPath ? `kept in ${good.backupPath}` : 'the live .env'}`]);
   if (s.deploy) out.push(['deploy', deployText(s.deploy)]);
   if (s.deploy?.uiUrl) out.push([LINK, s.deploy.uiUrl]);
   const lk = lockLine(s);

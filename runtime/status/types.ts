@@ -3,7 +3,7 @@
  * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
  * saying why.
  */
-import type { NodeLock, NodeStateKind } from '../model/index.js';
+import type { LastKnownGood, NodeLock, NodeStateKind } from '../model/index.js';
 import type { LogConfigStatus } from './log-config.js';
 
 export type { LogConfigStatus } from './log-config.js';
@@ -157,6 +157,8 @@ export interface NodeStatus {
   /** nvidia-smi compute processes, information only; null when nvidia-smi did not answer. */
   gpuProcesses: GpuProcess[] | null;
   lastDeploy: LastDeploy | null;
+  /** The last verified up (runtime/last-good.ts): what `rollback` without --to goes back to. null: none saved. */
+  lastKnownGood: LastKnownGood | null;
   deploy: DeployInProgress | null;
   /**
    * The node's deploy lock of the primary recipe (any controller's deploy): null when there is none or it could not

@@ -33,12 +33,17 @@ export async function sampleMemory(session: NodeSession, gateGiB: number, opts?:
   return { memAvailableGiB: Math.round((kib / 1048576) * 100) / 100, gateGiB, watermarkScaleFactor: wsf };
 }
 
+/** Pruning is reported only by a write (a skipped write prunes nothing and says nothing). */
+function pruned(n: number | null): { prunedBackups?: number } {
+  return n === null ? {} : { prunedBackups: n };
+}
+
 /** Back up and atomically replace the recipe .env, unless the node already has the same identity. */
 export async function writeEnv(session: NodeSession, plan: UpPlan, opts?: StepOptions): Promise<WriteEnvResult> {
   const result = await runStep(session, 'write-env', writeEnvInputs(plan), opts);
   const r = lastRecord(result, 'write-env');
   if (!r) throw new PulseError('script', `${session.target.name}: step write-env reported nothing`);
-  return { written: bool(r, 'written'), backupPath: str(r, 'backup') || null, carriedSecretLines: num(r, 'carried') ?? 0 };
+  return { written: bool(r, 'written'), backupPath: str(r, 'backup') || null, carriedSecretLines: num(r, 'carried') ?? 0, ...pruned(num(r, 'pruned')) };
 }
 
 /** Launch start.sh detached (setsid, env -i); a second call with the same deployId does not start again. */

@@ -54,7 +54,7 @@ export function memoryInputs(gateGiB: number): Record<string, string> {
   return { PULSE_GATE_GIB: String(gateGiB) };
 }
 
-/** Inputs of write-env: the new text as base64 (any byte survives), its identity and the backup stamp. */
+/** Inputs of write-env: the new text as base64 (any byte survives), its identity, the backup stamp and the pruning. */
 export function writeEnvInputs(plan: UpPlan): Record<string, string> {
   return {
     PULSE_ENV_PATH: plan.env.path,
@@ -63,6 +63,9 @@ export function writeEnvInputs(plan: UpPlan): Record<string, string> {
     PULSE_NEW_PROFILE: plan.env.identity.profile,
     PULSE_NEW_OVERLAY: plan.env.identity.overlay,
     PULSE_STAMP: plan.stamp,
+    // Pruning: 0 keeps every backup (a plan from before pruning); the protected one is kept whatever the count.
+    PULSE_KEEP_BACKUPS: String(plan.backups?.keep ?? 0),
+    PULSE_KEEP_BACKUP: plan.backups?.protect ?? '',
   };
 }
 
