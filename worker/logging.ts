@@ -56,8 +56,13 @@ function textLine(level: LogLevel, message: string, meta: LogMetadata | undefine
   return `${now.toISOString()} ${level.padEnd(5)} ${message}${err}${ids.length ? ` [${ids.join(' ')}]` : ''}`;
 }
 
+/** True when `level` is at or above `min` (TRACE < DEBUG < INFO < WARN < ERROR). */
+export function levelAtLeast(level: LogLevel, min: LogLevel): boolean {
+  return RANK[level] >= RANK[min];
+}
+
 /** A Logger whose level methods all go through one `log` function. */
-function loggerFrom(log: (level: LogLevel, message: string, meta?: LogMetadata) => void): Logger {
+export function loggerFrom(log: (level: LogLevel, message: string, meta?: LogMetadata) => void): Logger {
   return {
     log,
     trace: (m, meta) => log('TRACE', m, meta),

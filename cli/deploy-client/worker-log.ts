@@ -6,7 +6,7 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
-import { jsonLine } from '../../worker/logging.js';
+import { jsonLine, levelAtLeast, loggerFrom } from '../../worker/logging.js';
 import { stateDir } from '../temporal.js';
 
 /** The log file of pulse's own workers (the in-process one and the background one). */
@@ -26,15 +26,13 @@ export function openWorkerLog(file: string = workerLogPath()): number {
   return fd;
 }
 
-const RANK: Record<LogLevel, number> = { TRACE: 0, DEBUG: 1, INFO: 2, WARN: 3, ERROR: 4 };
-
 /**
  * A Temporal SDK Logger that appends JSON lines (worker/logging.ts jsonLine: no task token, errors as name and
  * message) to the worker log at INFO and above, and, when `alsoTo` is given (--verbose), writes them there too.
  */
 export function fileLogger(fd: number, alsoTo: { write(s: string): unknown } | null = null): Logger {
   const log = (level: LogLevel, message: string, meta?: LogMetadata): void => {
-    if (RANK[level] < RANK.INFO) return;
+    if (!levelAtLeast(level, 'INFO')) return;
     const line = `${jsonLine(level, message, meta)}\n`;
     try {
       writeSync(fd, line);
@@ -43,12 +41,5 @@ export function fileLogger(fd: number, alsoTo: { write(s: string): unknown } | n
     }
     alsoTo?.write(line);
   };
-  return {
-    log,
-    trace: (m, meta) => log('TRACE', m, meta),
-    debug: (m, meta) => log('DEBUG', m, meta),
-    info: (m, meta) => log('INFO', m, meta),
-    warn: (m, meta) => log('WARN', m, meta),
-    error: (m, meta) => log('ERROR', m, meta),
-  };
+  return loggerFrom(log);
 }
