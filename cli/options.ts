@@ -59,6 +59,20 @@ export interface HistoryOptions extends GlobalOptions {
   limit: number;
 }
 
+export interface LogsOptions extends NodeOnlyOptions {
+  /** --tail N: the last N lines; null: all of them. */
+  tail: number | null;
+  follow: boolean;
+  /** --deploy: the last deploy's start log instead of the container's log. */
+  deploy: boolean;
+}
+
+export interface DiffOptions extends NodeOnlyOptions {
+  profile: string;
+  overlay: string | undefined;
+  overlayWins: boolean;
+}
+
 export type FragmentOptions = GlobalOptions;
 export type ProfilesOptions = GlobalOptions;
 

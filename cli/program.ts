@@ -16,6 +16,13 @@ function positiveNumber(name: string) {
   };
 }
 
+/** `--tail N`: a whole number of lines (0 too), or `all`. */
+function tailLines(v: string): number | null {
+  if (v === 'all') return null;
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`--tail must be a whole number of lines or "all", got "${v}"`);
+  return Number(v);
+}
+
 /** Commander's parsed options: read each by its kind, so no flag is cast to a type it may not have. */
 type Flags = Record<string, unknown>;
 function str(o: Flags, key: string): string | undefined {
@@ -187,6 +194,26 @@ export function buildProgram(exit: ExitSink): Command {
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes') };
       await runLazy(() => import('./commands/cancel.js'), opts);
+    });
+
+  model
+    .command('logs')
+    .description('Show the container\'s log on the node (or, with --deploy, the last deploy\'s start log); secrets redacted on the node.')
+    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('-f, --follow', 'go on printing new lines until Ctrl-C (or until the container stops)')
+    .option('--tail <n>', 'only the last N lines ("all": every line)', tailLines, 100)
+    .option('--deploy', 'the start log of the last deploy (the recipe\'s logs/pulse-up-*.log) instead of the container\'s log')
+    .option('--quiet', 'only the log lines: not the line that says what is shown')
+    .action(async (o: Flags, cmd: Command) => {
+      const tail = o['tail'];
+      const opts: O.LogsOptions = {
+        ...globals(cmd),
+        node: required(o, 'node', cmd),
+        tail: typeof tail === 'number' ? tail : null,
+        follow: flag(o, 'follow'),
+        deploy: flag(o, 'deploy'),
+      };
+      await runLazy(() => import('./commands/logs.js'), opts);
     });
 
   model

@@ -28,8 +28,10 @@ function collect(ch: Channel, opts: RunOptions): { records: PulseRecord[]; raw: 
   void ch.done.then(() => gotPgid(null), () => gotPgid(null)); // both arms: a dropped link must not be unhandled
   const parser = new RecordParser((r, line) => {
     if (r.kind === 'pgid' && typeof r.pgid === 'number') gotPgid(r.pgid);
-    records.push(r);
-    raw.push(line);
+    if (opts.keep?.(r) ?? true) {
+      records.push(r);
+      raw.push(line);
+    }
     try {
       opts.onRecord?.(r);
     } catch {

@@ -50,7 +50,8 @@ export type StepName =
   | 'smoke'
   | 'gpu-probe'
   | 'kill-group'
-  | 'lock';
+  | 'lock'
+  | 'logs';
 
 /** The one typed value of a remote run. */
 export interface RemoteResult {
@@ -73,6 +74,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called for each record as it arrives (progress, heartbeats). */
   onRecord?: (record: PulseRecord) => void;
+  /**
+   * Which records go into the result too (default: all). The others go to onRecord only: a followed log runs for
+   * hours, and keeping every line would grow without bound.
+   */
+  keep?: (record: PulseRecord) => boolean;
 }
 
 /** A connection to one node, reused by every step of a deploy. */

@@ -66,6 +66,11 @@ pulse_fail() {
 }
 
 _PULSE_AWK=$(command -v awk)
+# mawk (the awk of Debian and Ubuntu, so of DGX OS) reads a pipe in blocks: a line would wait until 4 KiB more came
+# or the stream ended, so a followed log or a live record would arrive late. -W interactive reads stdin line by line
+# (and writes unbuffered); other awks do that already and may not know the flag.
+_PULSE_AWK_LINES=()
+if "$_PULSE_AWK" -W version </dev/null 2>/dev/null | grep -q mawk; then _PULSE_AWK_LINES=(-W interactive); fi
 # The .env parser, the one rule for reading a .env (preflight's diff, every curl's key, write-env's carry-over): it
 # only reads, nothing in the file is expanded or executed. Plain keys: KEY=value, KEY="value", KEY='value' (quoted
 # values may span lines), leading blanks, `export `. The secrets HF_TOKEN and API_KEY must be carried byte for byte,
@@ -204,7 +209,7 @@ pulse_env_secrets() {
 # this prelude): the values of API_KEY and HF_TOKEN from the node's own recipe .env files are replaced before
 # any tail, log excerpt or record reaches the controller. The values never appear on a command line.
 pulse_redact() {
-  env -i "$_PULSE_AWK" -v mode=redact -v want= "$_PULSE_ENV_AWK" "$@" -
+  env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v mode=redact -v want= "$_PULSE_ENV_AWK" "$@" -
 }
 
 pulse_env_norm() {

@@ -8,7 +8,8 @@ import { DockerExit, takeOption } from './docker-args.js';
 import { TemplateError } from './docker-format.js';
 import { imageCommand } from './docker-image.js';
 import { kill, pause, rm, stop, wait } from './docker-lifecycle.js';
-import { inspect, logs, ps } from './docker-query.js';
+import { inspect, ps } from './docker-query.js';
+import { logs } from './docker-logs.js';
 import { readImages } from './docker-state.js';
 import { dockerRun } from './docker-run.js';
 

@@ -1,7 +1,5 @@
-/** The read-only docker subcommands of the simulator: ps, inspect, logs. */
-import fs from 'node:fs';
-import path from 'node:path';
-import { DockerExit, noSuch, takeAll, takeFlag, takeOption } from './docker-args.js';
+/** The read-only docker subcommands of the simulator: ps, inspect (logs: docker-logs.ts). */
+import { DockerExit, takeAll, takeFlag, takeOption } from './docker-args.js';
 import { TemplateError, psRow, renderTemplate } from './docker-format.js';
 import { imageInfo } from './docker-image.js';
 import type { ContainerRecord } from './docker-state.js';
@@ -93,44 +91,3 @@ function otherObject(dockerDir: string, ref: string, type: string | undefined): 
   if (want('network') && ['bridge', 'host', 'none'].includes(ref)) return { Name: ref, Id: ref.padEnd(64, '0'), Scope: 'local', Driver: ref === 'none' ? 'null' : ref };
   return null;
 }
-
-/** `docker logs` (stdout and stderr lines go back to their own streams). */
-export function logs(dockerDir: string, args: string[]): number {
-  const tail = takeOption(args, ['--tail', '-n']);
-  const timestamps = takeFlag(args, ['-t', '--timestamps']);
-  if (takeFlag(args, ['-f', '--follow'])) throw new DockerExit('docker logs --follow is not simulated', 125);
-  if (args.length !== 1) throw new DockerExit('"docker logs" requires exactly 1 argument.', 1);
-  const rec = findRecord(dockerDir, args[0]!);
-  if (!rec) throw noSuch(args[0]!);
-  // A driver that keeps nothing to read (moby daemon/logger: ErrReadLogsNotSupported).
-  if (rec.HostConfig.LogConfig.Type === 'none') throw new DockerExit('Error response from daemon: configured logging driver does not support reading', 1);
-  let lines = readLog(rec);
-  if (tail !== undefined && tail !== 'all') lines = Number(tail) <= 0 ? [] : lines.slice(-Number(tail));
-  for (const l of lines) (l.stream === 'stderr' ? process.stderr : process.stdout).write(`${timestamps ? `${l.time} ` : ''}${l.log}`);
-  return 0;
-}
-
-interface LogLine {
-  stream: 'stdout' | 'stderr';
-  log: string;
-  time: string;
-}
-
-/** The json-file log (what the app wrote) followed by raw process output (crash traces), like docker shows it. */
-function readLog(rec: ContainerRecord): LogLine[] {
-  const read = (f: string) => {
-    try {
-      return fs.readFileSync(f, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const lines = read(rec.LogPath)
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as LogLine);
-  const raw = read(path.join(path.dirname(rec.LogPath), 'raw.log'));
-  for (const l of raw.split('\n').filter((x) => x !== '')) lines.push({ stream: 'stderr', log: `${l}\n`, time: rec.State.FinishedAt });
-  return lines;
-}
-

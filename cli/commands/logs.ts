@@ -1,0 +1,55 @@
+/**
+ * `pulse model logs --node <node> [-f] [--tail N] [--deploy]`: the container's log, or with --deploy the last
+ * deploy's start log, over the node's ssh connection (one pooled session). Lines go to stdout as they arrive (what
+ * is read goes to stderr first, so a pipe gets the log alone); the node redacts API_KEY/HF_TOKEN values before a
+ * line leaves it. -f follows until Ctrl-C (exit 0), or until the container stops.
+ */
+import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
+import { resolveNodesPath } from '../../runtime/paths.js';
+import { defaultStateDir, readNodeState } from '../../runtime/state.js';
+import { targetOf } from '../../runtime/status/collect.js';
+import { readLogs, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
+import { plainText } from '../live-line.js';
+import type { LogsOptions } from '../options.js';
+
+/** The line on stderr that says what is shown. */
+export function sourceLine(node: string, s: LogsSource, follow: boolean): string {
+  const what = s.source === 'deploy' ? `deploy start log ${s.name}` : `container ${s.name} (${s.status})`;
+  const more = !follow ? '' : s.source === 'container' && !s.running ? '; it does not run: nothing to follow' : '; following, Ctrl-C to stop';
+  return `pulse: ${what} on ${node}, recipe ${s.recipe}${more}`;
+}
+
+/** The printer of a read: the source line on stderr (not with --quiet), each log line on stdout. */
+function printer(node: string, opts: LogsOptions): LogsSink {
+  return {
+    source: (s) => {
+      if (!opts.quiet) process.stderr.write(`${sourceLine(node, s, opts.follow)}\n`);
+    },
+    line: (text) => {
+      process.stdout.write(`${plainText(text)}\n`);
+    },
+  };
+}
+
+export async function run(opts: LogsOptions): Promise<number> {
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const node = nodeOf(config, opts.node);
+  const state = await readNodeState(defaultStateDir(), opts.node);
+  const { NodePool } = await import('../../runtime/node/connect.js');
+  const pool = new NodePool();
+  const ac = new AbortController();
+  const onSigint = (): void => ac.abort();
+  process.on('SIGINT', onSigint);
+  try {
+    const req = { source: opts.deploy ? 'deploy' : 'container', tail: opts.tail, follow: opts.follow, deployLog: state?.logPath ?? null } as const;
+    const s = await readLogs(pool.session(targetOf(opts.node, node)), node, req, printer(opts.node, opts), ac.signal);
+    if (opts.follow && s.source === 'container' && s.running && !opts.quiet) process.stderr.write(`pulse: container ${s.name} stopped; its log ended\n`);
+    return 0;
+  } catch (e) {
+    if (ac.signal.aborted) return 0; // Ctrl-C is how a follow is meant to end
+    throw e;
+  } finally {
+    process.off('SIGINT', onSigint);
+    await pool.closeAll();
+  }
+}

@@ -1,0 +1,61 @@
+# logs: the container's log (docker logs) or a deploy's start log (the recipe's logs/pulse-up-*.log), read-only.
+# Every line leaves the node as a `log` record, through pulse_redact like all output (the prelude installed it with
+# the .env files of every recipe in PULSE_RECIPES), so API_KEY and HF_TOKEN values never reach the controller.
+# Inputs:
+#   PULSE_RECIPES     one recipe per line: name<TAB>dir<TAB>container (the first one whose container runs is read;
+#                     else the first whose container exists; else the first)
+#   PULSE_LOG_SOURCE  container | deploy
+#   PULSE_LOG_TAIL    the last N lines, or `all`
+#   PULSE_LOG_FOLLOW  1: go on with new lines (docker logs -f ends when the container stops; tail -f on Ctrl-C)
+#   PULSE_LOG_PATH    deploy only, optional: the start log the controller's node state names; else the newest
+#                     logs/pulse-up-*.log of the chosen recipe
+# Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then log-end{exit}.
+# Exit 11 (precondition) when there is no such container or start log.
+[[ $PULSE_LOG_TAIL =~ ^([0-9]+|all)$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--tail: '$PULSE_LOG_TAIL' is not a number"
+
+pick_name= pick_dir= pick_container= pick_status=absent
+while IFS=$'\t' read -r r_name r_dir r_container; do
+  [[ -n $r_name ]] || continue
+  st=$(docker container inspect --format '{{.State.Status}}' "$r_container" </dev/null 2>/dev/null || true)
+  if [[ $st == running ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container pick_status=$st; break; fi
+  if [[ -n $st && $pick_status == absent ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container pick_status=$st; fi
+  if [[ -z $pick_name ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container; fi
+done <<<"${PULSE_RECIPES:-}"
+[[ -n $pick_name ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" 'the node has no recipe'
+
+# Each line as one record: JSON-escaped by awk (one process for the whole stream, not one per line); other control
+# characters (a progress bar's carriage returns, colour codes) are dropped, as the printer would drop them anyway.
+as_records() {
+  env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" '{
+    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/[\001-\037\177]/, "")
+    printf "@pulse {\"kind\":\"log\",\"line\":\"%s\"}\n", $0; fflush()
+  }'
+}
+
+running=false
+[[ $pick_status != running ]] || running=true
+if [[ $PULSE_LOG_SOURCE == deploy ]]; then
+  log=${PULSE_LOG_PATH:-}
+  # The newest by name: the name's stamp is the deploy's UTC start time (start.sh), mtimes can tie.
+  if [[ -z $log ]]; then log=$(ls -1 -- "$pick_dir"/logs/pulse-up-*.log 2>/dev/null </dev/null | sort | tail -n 1 || true); fi
+  [[ -n $log && -r $log ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "no deploy start log on the node (${log:-none of $pick_dir/logs/pulse-up-*.log})"
+  pulse_record log-source source=deploy recipe="$pick_name" name="$log" running:="$running" status="$pick_status"
+  n=$PULSE_LOG_TAIL
+  [[ $n != all ]] || n=+1
+  if [[ ${PULSE_LOG_FOLLOW:-0} == 1 ]]; then tail -n "$n" -f -- "$log" </dev/null | as_records
+  else tail -n "$n" -- "$log" </dev/null | as_records; fi
+  pulse_record log-end exit:=0
+  exit 0
+fi
+
+[[ $pick_status != absent ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "container $pick_container does not exist on the node (recipe $pick_name)"
+pulse_record log-source source=container recipe="$pick_name" name="$pick_container" running:="$running" status="$pick_status"
+args=(--tail "$PULSE_LOG_TAIL")
+[[ ${PULSE_LOG_FOLLOW:-0} != 1 ]] || args+=(--follow)
+# stdout and stderr of the container both (vLLM's logger writes to stdout, uvicorn to stderr).
+set +o pipefail
+docker logs "${args[@]}" "$pick_container" </dev/null 2>&1 | as_records
+code=${PIPESTATUS[0]}
+set -o pipefail
+pulse_record log-end exit:="$code"
+((code == 0)) || pulse_fail "$PULSE_EXIT_PRECONDITION" "docker logs $pick_container ended with exit $code"
