@@ -197,6 +197,19 @@ export function buildProgram(exit: ExitSink): Command {
     });
 
   model
+    .command('diff')
+    .description('Show old → new of every key where the profile differs from the node\'s running .env (secrets masked); exit 1 when it differs.')
+    .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
+    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--overlay <dir>', 'render with the pairs in DIR/docker-args.txt, as up --overlay would')
+    .option('--overlay-wins', 'let an overlay mount replace a profile mount on the same path')
+    .option('--json', 'machine-readable output')
+    .action(async (profile: string, o: Flags, cmd: Command) => {
+      const opts: O.DiffOptions = { ...globals(cmd), profile, node: required(o, 'node', cmd), overlay: str(o, 'overlay'), overlayWins: flag(o, 'overlayWins') };
+      await runLazy(() => import('./commands/diff.js'), opts);
+    });
+
+  model
     .command('logs')
     .description('Show the container\'s log on the node (or, with --deploy, the last deploy\'s start log); secrets redacted on the node.')
     .option('--node <node>', 'node name from nodes.json (required)')

@@ -1,0 +1,78 @@
+/**
+ * `diff`: which keys of a rendered profile differ from the node's running .env, old → new. Pure. The running text
+ * comes from status.sh, which replaced every line that names a secret by a marker before it left the node, so no
+ * secret value is ever here; a secret key's value is masked all the same, wherever one shows up.
+ */
+
+/** status.sh's stand-in for a line that names a secret (runtime/scripts/status.sh _SECRET_MARK). */
+export const SECRET_LINE_MARK = '@@PULSE_SECRET_LINE@@';
+const SECRET_KEYS = new Set(['API_KEY', 'HF_TOKEN', 'VLLM_API_KEY']);
+export const MASK = '<secret>';
+
+export interface KeyDifference {
+  key: string;
+  /** The running value; null when the running .env does not set the key. */
+  old: string | null;
+  /** The rendered value; null when the profile does not set it. */
+  new: string | null;
+}
+
+export interface EnvDiff {
+  differences: KeyDifference[];
+  /** Lines of the running .env that name a secret (write-env carries HF_TOKEN/API_KEY over to the new file). */
+  secretLines: number;
+}
+
+/** White space runs as one space, trimmed: the same normal form preflight hashes (prelude.sh pulse_env_norm). */
+export function normalised(v: string): string {
+  return v.split(/\s+/).filter((w) => w !== '').join(' ');
+}
+
+/**
+ * The KEY=value pairs of a .env text, read as the node's parser reads it (prelude.sh): `export `, blanks, comments,
+ * unquoted (up to a ` #` comment), double- or single-quoted values that may span lines. Nothing is expanded.
+ */
+export function envValues(text: string): { values: Map<string, string>; secretLines: number } {
+  const values = new Map<string, string>();
+  let secretLines = 0;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? '').replace(/^[ \t]+/, '');
+    if (line === SECRET_LINE_MARK) {
+      secretLines += 1;
+      continue;
+    }
+    const m = /^(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line);
+    if (!m) continue;
+    const key = m[1] as string;
+    let rest = m[2] as string;
+    const q = rest[0];
+    if (q === '"' || q === "'") {
+      rest = rest.slice(1);
+      let end = rest.indexOf(q);
+      while (end < 0 && i + 1 < lines.length) {
+        rest += `\n${lines[++i] ?? ''}`;
+        end = rest.indexOf(q);
+      }
+      values.set(key, end < 0 ? rest : rest.slice(0, end));
+    } else {
+      values.set(key, rest.replace(/[ \t]+#.*$/, '').replace(/[ \t]+$/, ''));
+    }
+  }
+  return { values, secretLines };
+}
+
+const shown = (key: string, v: string | undefined): string | null => (v === undefined ? null : SECRET_KEYS.has(key) ? MASK : normalised(v));
+
+/** Every key whose normalised value differs (or that only one side sets), in the rendered order, then the rest. */
+export function diffEnv(runningText: string | null, rendered: Readonly<Record<string, string>>): EnvDiff {
+  const { values, secretLines } = runningText === null ? { values: new Map<string, string>(), secretLines: 0 } : envValues(runningText);
+  const keys = [...Object.keys(rendered), ...[...values.keys()].filter((k) => !Object.hasOwn(rendered, k))];
+  const differences: KeyDifference[] = [];
+  for (const key of keys) {
+    const old = shown(key, values.get(key));
+    const now = shown(key, Object.hasOwn(rendered, key) ? rendered[key] : undefined);
+    if (old !== now) differences.push({ key, old, new: now });
+  }
+  return { differences, secretLines };
+}
