@@ -31,6 +31,7 @@ const EXAMPLES: Record<string, string[]> = {
   'model diff': ['pulse model diff best --node spark2         # exit 1 when the running .env differs'],
   'model logs': ['pulse model logs --node spark2 --tail 50', 'pulse model logs --node spark2 -f', 'pulse model logs --node spark2 --deploy'],
   worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
+  tunnel: ['pulse tunnel                               # on the gateway host; systemd: deploy/systemd/pulse-tunnel.service'],
 };
 
 const ENVIRONMENT: [string, string][] = [

@@ -1,5 +1,5 @@
 /**
- * The command table: `pulse model <verb>` and `pulse worker`. Each verb lazy-imports its module, so local-only
+ * The command table: `pulse model <verb>`, `pulse worker` and `pulse tunnel`. Each verb lazy-imports its module, so local-only
  * commands (profiles, --dry-run, fragment) never load the Temporal SDK or ssh2 and start fast.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -7,6 +7,7 @@ import { PulseError } from '../runtime/errors.js';
 import { teach, version } from './help.js';
 import type * as O from './options.js';
 import type { WorkerRunOptions } from './commands/worker.js';
+import type { TunnelOptions } from './commands/tunnel.js';
 
 function positiveNumber(name: string) {
   return (v: string): number => {
@@ -254,6 +255,15 @@ export function buildProgram(exit: ExitSink): Command {
         metrics: str(o, 'metrics'),
       };
       await runLazy(() => import('./commands/worker.js'), opts);
+    });
+
+  program
+    .command('tunnel')
+    .description('On the gateway host: keep an ssh tunnel to each node with gatewayTunnel, and its endpoint in the gateway backend file (until SIGTERM/SIGINT).')
+    .option('--probe-interval-s <n>', 'how often GET /health goes through each tunnel (default 5)', positiveNumber('--probe-interval-s'))
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: TunnelOptions = { ...globals(cmd), probeIntervalS: num(o, 'probeIntervalS') };
+      await runLazy(() => import('./commands/tunnel.js'), opts);
     });
 
   teach(program);

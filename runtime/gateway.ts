@@ -8,6 +8,7 @@ import path from 'node:path';
 import { PulseError } from './errors.js';
 import { scanNodeStates } from './state.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
+import { NO_TUNNEL, readTunnelHealth, tunnelDisableReason, type TunnelView } from './tunnel/health.js';
 import type { FleetEntry, NodeState } from './model/index.js';
 
 /** The model id clients (Codex) send to the gateway; the gateway's own default for its qwen38 model. */
@@ -54,8 +55,12 @@ export function fragmentPath(stateDir: string): string {
 }
 
 /** Why this node's endpoint must be disabled, or null when it may take traffic. */
-export function disableReason(entry: FleetEntry, state: NodeState | null, damaged: string | null = null): string | null {
-  if (!entry.reachable) return 'the gateway host cannot reach this node (its server listens on loopback only)';
+export function disableReason(entry: FleetEntry, state: NodeState | null, damaged: string | null = null, tunnel: TunnelView = NO_TUNNEL): string | null {
+  if (entry.tunnel) {
+    // A loopback node behind `pulse tunnel`: reachable exactly while the tunnel is up and a probe through it answers.
+    const why = tunnelDisableReason(entry, tunnel);
+    if (why !== null) return why;
+  } else if (!entry.reachable) return 'the gateway host cannot reach this node (its server listens on loopback only)';
   if (damaged !== null) return `its state file cannot be read (${damaged})`;
   if (!state) return null; // never deployed by pulse: a server started by hand keeps its traffic (docs/GATEWAY.md)
   if (state.state === 'down') return `state down since ${state.at}`;
@@ -69,12 +74,13 @@ export function buildFragment(
   fleet: FleetEntry[],
   states: Record<string, NodeState>,
   damaged: Record<string, string> = {},
+  tunnel: TunnelView = NO_TUNNEL,
 ): { fragment: GatewayFragment; warnings: string[] } {
   if (fleet.length === 0) throw new PulseError('config', 'no nodes: the gateway backend file needs at least one node');
   const warnings = Object.values(damaged).map((d) => `damaged state file, its endpoint is disabled: ${d}`);
   const endpoints: GatewayEndpoint[] = fleet.map((entry) => {
-    const reason = disableReason(entry, states[entry.node] ?? null, damaged[entry.node] ?? null);
-    const baseUrl = entry.gatewayUrl.replace(/\/+$/, '');
+    const reason = disableReason(entry, states[entry.node] ?? null, damaged[entry.node] ?? null, tunnel);
+    const baseUrl = (entry.tunnel?.url ?? entry.gatewayUrl).replace(/\/+$/, '');
     if (!/\/v1$/.test(baseUrl)) warnings.push(`${entry.node}: gatewayUrl ${baseUrl} does not end in /v1; the gateway expects the OpenAI base URL`);
     return reason === null ? { name: entry.node, baseUrl, enabled: true } : { name: entry.node, baseUrl, enabled: false, reason };
   });
@@ -112,7 +118,8 @@ export async function publishFragment(stateDir: string, fleet: FleetEntry[], hoo
   return withStateLock(stateDir, () => {
     // A damaged state file disables its node's endpoint instead of failing every deploy's publish step.
     const { states, damaged } = scanNodeStates(stateDir);
-    const { fragment, warnings } = buildFragment(fleet, states, damaged);
+    const tunnel = fleet.some((e) => e.tunnel) ? readTunnelHealth(stateDir) : NO_TUNNEL;
+    const { fragment, warnings } = buildFragment(fleet, states, damaged, tunnel);
     hooks.afterRead?.();
     const text = `${JSON.stringify(fragment, null, 2)}\n`;
     const old = readFileOrNull(file);

@@ -57,13 +57,22 @@ export function stampOf(now: Date): string {
   return now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
 }
 
-/** The gateway's view of the fleet: a loopback BIND on a node other than the gateway node is unreachable. */
+/**
+ * The gateway's view of the fleet: a loopback BIND on a node other than the gateway node is unreachable, unless
+ * nodes.json gives it a gatewayTunnel (then the tunnel's URL, enabled while `pulse tunnel` says it is up).
+ */
 export function fleetOf(config: NodesConfig): FleetEntry[] {
   return Object.entries(config.nodes).map(([name, node]) => ({
     node: name,
     gatewayUrl: node.gatewayUrl,
     reachable: !(isLoopback(node.env.BIND) && name !== config.gatewayNode),
+    ...(node.gatewayTunnel ? { tunnel: tunnelOf(node.gatewayTunnel.localPort) } : {}),
   }));
+}
+
+/** The gateway-side end of a node's tunnel: always the gateway host's loopback, never the LAN. */
+export function tunnelOf(localPort: number): { localPort: number; url: string } {
+  return { localPort, url: `http://127.0.0.1:${localPort}/v1` };
 }
 
 function targetOf(name: string, node: NodeConfig): PlanTarget {

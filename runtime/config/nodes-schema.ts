@@ -56,6 +56,18 @@ const Recipe = z
   })
   .strict();
 
+const GatewayTunnel = z
+  .object({
+    localPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .describe('The port on 127.0.0.1 of the gateway host where `pulse tunnel` listens for this node'),
+  })
+  .strict()
+  .describe('For a node whose BIND is loopback: `pulse tunnel` on the gateway host forwards 127.0.0.1:localPort over ssh to BIND:PORT on the node, and the gateway backend file gives the node the tunnel\'s URL (docs/GATEWAY.md)');
+
 const Node = z
   .object({
     host: z.enum(['local', 'ssh']).describe('local (this host) or ssh'),
@@ -67,7 +79,8 @@ const Node = z
     protected: z.boolean().default(false).describe('true: up, down, smoke and status --gpu-probe refuse without --yes'),
     env: NodeEnv,
     vars: Vars.default({}),
-    gatewayUrl: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).describe('The URL the gateway uses for this node'),
+    gatewayUrl: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).describe('The URL the gateway uses for this node (with gatewayTunnel: the tunnel\'s URL replaces it)'),
+    gatewayTunnel: GatewayTunnel.optional(),
     gpuProbe: z
       .string()
       .refine((v) => commandProblem(v) === null, { error: (iss) => `gpuProbe ${commandProblem(String(iss.input))}` })

@@ -9,6 +9,7 @@ import { unknownName } from '../suggest.js';
 import { displayPath } from '../paths.js';
 import { parseDockerArgs } from './docker-args.js';
 import { NodesFileSchema, type NodeConfig, type NodesFile, type RecipeConfig } from './nodes-schema.js';
+import { isLoopback } from './safe.js';
 import { fillPlaceholders, placeholderProblem, placeholdersIn } from './substitute.js';
 
 export type { NodeConfig, RecipeConfig } from './nodes-schema.js';
@@ -47,7 +48,7 @@ function issueMessage(iss: z.core.$ZodIssue, raw: unknown): string {
   return iss.message.replace(/^Invalid input: /, '');
 }
 
-/** The rules zod cannot express: ssh only with host ssh, a known gateway node, reserved and known vars. */
+/** The rules zod cannot express: ssh only with host ssh, a known gateway node, reserved and known vars, tunnels. */
 function ruleProblems(cfg: NodesFile): string[] {
   const out: string[] = [];
   for (const [name, node] of Object.entries(cfg.nodes)) {
@@ -60,6 +61,25 @@ function ruleProblems(cfg: NodesFile): string[] {
   if (Object.keys(cfg.nodes).length === 0) out.push('nodes: must hold at least one node');
   if (cfg.gatewayNode !== undefined && !Object.hasOwn(cfg.nodes, cfg.gatewayNode)) {
     out.push(`gatewayNode: ${JSON.stringify(cfg.gatewayNode)} is not a node; known: ${Object.keys(cfg.nodes).join(', ')}`);
+  }
+  return [...out, ...tunnelProblems(cfg)];
+}
+
+/** gatewayTunnel: only for an ssh node with a loopback BIND that is not the gateway host, one local port each. */
+function tunnelProblems(cfg: NodesFile): string[] {
+  const out: string[] = [];
+  const gateway = cfg.gatewayNode ?? firstLocal(cfg.nodes);
+  const ports = new Map<number, string>();
+  for (const [name, node] of Object.entries(cfg.nodes)) {
+    const t = node.gatewayTunnel;
+    if (!t) continue;
+    const at = `nodes.${name}.gatewayTunnel`;
+    if (node.host !== 'ssh') out.push(`${at}: needs host "ssh" (the tunnel is an ssh port forward from the gateway host)`);
+    if (!isLoopback(node.env.BIND)) out.push(`${at}: needs a loopback BIND (the gateway reaches BIND ${node.env.BIND} directly; remove gatewayTunnel)`);
+    if (name === gateway) out.push(`${at}: ${name} is the gateway node, which reaches its own server without a tunnel`);
+    const other = ports.get(t.localPort);
+    if (other !== undefined) out.push(`${at}.localPort: ${t.localPort} is also nodes.${other}.gatewayTunnel.localPort; each tunnel needs its own port`);
+    ports.set(t.localPort, name);
   }
   return out;
 }

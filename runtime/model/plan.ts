@@ -112,4 +112,9 @@ export interface FleetEntry {
   gatewayUrl: string;
   /** Whether the gateway host can reach this node's server (a loopback BIND on another host cannot). */
   reachable: boolean;
+  /**
+   * nodes.json gatewayTunnel: `pulse tunnel` on the gateway host forwards 127.0.0.1:localPort to the node's server;
+   * the endpoint then uses `url` and is enabled only while the tunnel's health file says it is up (docs/GATEWAY.md).
+   */
+  tunnel?: { localPort: number; url: string };
 }

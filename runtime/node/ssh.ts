@@ -1,7 +1,9 @@
 /**
  * `host: ssh` — the only module that imports ssh2. Settings come from `ssh -G`; the host key is verified against
  * known_hosts before any byte of a script is sent; auth is ssh-agent then identity files; no agent forwarding.
- * Every script runs as the remote command `bash -s` exactly, with the script on stdin.
+ * Every script runs as the remote command `bash -s` exactly, with the script on stdin. `pulse tunnel` opens its
+ * port forwards (forwardOut, a direct-tcpip channel like `ssh -L`) on this same connection setup, so host-key trust
+ * has one home.
  */
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
@@ -108,10 +110,14 @@ function forward(jump: ClientType, s: SshSettings): Promise<Duplex> {
 /** One ssh connection (plus its jump host, if any) used for every step on a node. */
 export class SshTransport implements Transport {
   private up = true;
+  private readonly downListeners: ((why: string) => void)[] = [];
 
   constructor(readonly target: NodeTarget, private readonly client: ClientType, private readonly jump: ClientType | null) {
-    const down = (): void => {
+    const down = (e?: unknown): void => {
+      const was = this.up;
       this.up = false;
+      const why = e instanceof Error ? e.message : 'the ssh connection closed';
+      if (was) for (const l of this.downListeners.splice(0)) l(why);
     };
     for (const c of [client, jump]) {
       c?.on('close', down);
@@ -122,6 +128,25 @@ export class SshTransport implements Transport {
 
   get alive(): boolean {
     return this.up;
+  }
+
+  /** Called once when the link is lost (not after close()). */
+  onDown(listener: (why: string) => void): void {
+    if (this.up) this.downListeners.push(listener);
+  }
+
+  /** A TCP stream to host:port as the node sees it (`ssh -L`'s direct-tcpip channel); never a remote command. */
+  forwardOut(host: string, port: number): Promise<Duplex> {
+    return new Promise((resolve, reject) => {
+      if (!this.up) {
+        reject(new PulseError('unreachable', `${this.target.name}: the ssh connection is closed`));
+        return;
+      }
+      this.client.forwardOut('127.0.0.1', 0, host, port, (err, stream) => {
+        if (err) reject(new PulseError('unreachable', `${this.target.name}: the node cannot connect to ${host}:${port}: ${err.message}`, { cause: err }));
+        else resolve(stream);
+      });
+    });
   }
 
   /** Start `bash -s` on the node. The remote command is the fixed string `bash -s`, never built from inputs. */
@@ -157,13 +182,14 @@ export class SshTransport implements Transport {
   /** Close the connection (and the jump host's). */
   async close(): Promise<void> {
     this.up = false;
+    this.downListeners.length = 0;
     this.client.end();
     this.jump?.end();
   }
 }
 
 /** Resolve the target's alias, connect (through one ProxyJump hop if configured), verify, authenticate. */
-export async function openSshTransport(target: NodeTarget): Promise<Transport> {
+export async function openSshTransport(target: NodeTarget): Promise<SshTransport> {
   const s = await resolveSsh(target.ssh ?? target.name);
   if (s.proxyCommand) throw new PulseError('config', `${target.name}: ProxyCommand is not supported by pulse; use ProxyJump (one hop)`);
   if (s.proxyJump.length > 1) throw new PulseError('config', `${target.name}: ProxyJump ${s.proxyJump.join(',')} has more than one hop; pulse supports one`);

@@ -11,6 +11,7 @@ import { nodeOf, type NodesConfig, type NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
 import type { NodeLock, NodeState } from '../model/index.js';
 import { nodeLock } from '../steps/lock.js';
+import { tunnelStatusOf } from '../tunnel/health.js';
 import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';
@@ -76,7 +77,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
     lastKnownGood: state?.lastKnownGood ?? null,
-    deploy: null, lock: null, gpuProbe: null, verdict: 'unreachable', healthy: false, warnings: [],
+    deploy: null, lock: null, gpuProbe: null, tunnel: null, verdict: 'unreachable', healthy: false, warnings: [],
   };
 }
 
@@ -131,6 +132,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
   }
   const httpSkip = httpSkipReason(node, req);
   const s = emptyStatus(name, node, state, httpSkip);
+  s.tunnel = tunnelStatusOf(name, node.gatewayTunnel?.localPort, deps.stateDir);
   if (stateProblem) s.warnings.push(stateProblem);
   const probeWanted = req.gpuProbe && (!node.protected || req.yes);
   const gate = node.minMemAvailableGiB ?? config.minMemAvailableGiB;

@@ -84,6 +84,8 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   if (good) out.push(['last good', `${good.profile} (sha256 ${good.identity.sha256.slice(0, 12)}) verified at ${good.at}, ${good.backupPath ? `kept in ${good.backupPath}` : 'the live .env'}`]);
   if (s.deploy) out.push(['deploy', deployText(s.deploy)]);
   if (s.deploy?.uiUrl) out.push([LINK, s.deploy.uiUrl]);
+  const t = s.tunnel;
+  if (t) out.push(['tunnel', t.up ? `up: ${t.url} (connected since ${t.connectedSince ?? '?'}, ${t.reconnects} reconnect(s))` : `down: ${t.url}: ${t.reason ?? ''}`]);
   const lk = lockLine(s);
   if (lk) out.push(['lock', lk]);
   const g = s.gpuProbe;

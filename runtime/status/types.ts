@@ -5,6 +5,7 @@
  */
 import type { LastKnownGood, NodeLock, NodeStateKind } from '../model/index.js';
 import type { LogConfigStatus } from './log-config.js';
+import type { TunnelStatus } from '../tunnel/health.js';
 
 export type { LogConfigStatus } from './log-config.js';
 
@@ -166,6 +167,8 @@ export interface NodeStatus {
    */
   lock: NodeLock | null;
   gpuProbe: GpuProbeStatus | null;
+  /** nodes.json gatewayTunnel: the `pulse tunnel` health of this node (runtime/tunnel/health.ts); null without one. */
+  tunnel: TunnelStatus | null;
   /** One health word with one meaning (runtime/status/verdict.ts): serving, running, starting, deploying, stopped, failing, failed, down, unreachable. */
   verdict: HealthWord;
   /** false for failing, failed, down and unreachable: status then exits non-zero. */

@@ -20,6 +20,7 @@ const unitPath = (name: string) => path.join(dir, name);
 const load = (name: string): UnitFile => parseUnit(readFileSync(unitPath(name), 'utf8'));
 const worker = load('pulse-worker.service');
 const temporal = load('pulse-temporal.service');
+const tunnel = load('pulse-tunnel.service');
 const docs = readFileSync(path.join(REPO_ROOT, 'docs/PRODUCTION.md'), 'utf8');
 
 /** KEY=value lines of an env example (comments skipped). */
@@ -50,11 +51,11 @@ test('systemd-analyze verify accepts the units without a warning', (t) => {
   // --user needs a runtime dir; a private one keeps the check away from any real user manager.
   const runtime = mkdtempSync(path.join(os.tmpdir(), 'pulse-xdg-'));
   try {
-    const files = ['pulse-worker.service', 'pulse-temporal.service', 'pulse-temporal-server.service', 'pulse-temporal-ui.service'].map(unitPath);
+    const files = ['pulse-worker.service', 'pulse-temporal.service', 'pulse-temporal-server.service', 'pulse-temporal-ui.service', 'pulse-tunnel.service'].map(unitPath);
     let r = spawnSync('systemd-analyze', ['--user', 'verify', ...files], { encoding: 'utf8', env: { ...process.env, XDG_RUNTIME_DIR: runtime } });
     if (/Failed to initialize manager/.test(r.stderr)) r = spawnSync('systemd-analyze', ['verify', ...files], { encoding: 'utf8' });
     // verify exits 0 on unknown keys and bad values; it only warns, so any line about our files fails.
-    const about = r.stderr.split('\n').filter((l) => /pulse-(worker|temporal)\.service/.test(l));
+    const about = r.stderr.split('\n').filter((l) => /pulse-(worker|temporal|tunnel)\.service/.test(l));
     assert.deepEqual(about, [], r.stderr);
     assert.equal(r.status, 0, r.stderr);
   } finally {
@@ -74,6 +75,20 @@ test('worker unit: restarts on failure only, reads ~/.config/pulse/worker.env, r
   assert.equal(last(worker, 'Service', 'KillMode'), 'mixed');
   assert.equal(last(worker, 'Install', 'WantedBy'), 'default.target', 'a user unit starts with the user manager');
   assert.ok(last(worker, 'Unit', 'Description')?.includes(TASK_QUEUE));
+});
+
+test('tunnel unit: `pulse-cli tunnel` with the worker\'s environment (same nodes.json and state dir), restarts on failure', () => {
+  assert.match(last(tunnel, 'Service', 'ExecStart') ?? '', /^\/usr\/bin\/env node \$\{PULSE_HOME\}\/bin\/pulse-cli tunnel$/);
+  assert.deepEqual(tunnel.get('Service')?.get('EnvironmentFile'), worker.get('Service')?.get('EnvironmentFile'));
+  assert.deepEqual(tunnel.get('Service')?.get('Environment'), worker.get('Service')?.get('Environment'), 'the same defaults as the worker');
+  assert.equal(last(tunnel, 'Service', 'Restart'), 'on-failure');
+  assert.ok(timeSpanSeconds(last(tunnel, 'Service', 'RestartSec') ?? '0') >= 1, 'RestartSec avoids a hot loop');
+  assert.equal(last(tunnel, 'Service', 'KillSignal'), 'SIGTERM', 'a clean stop disables the tunnelled endpoints');
+  assert.equal(last(tunnel, 'Install', 'WantedBy'), 'default.target');
+  const gateway = readFileSync(path.join(REPO_ROOT, 'docs/GATEWAY.md'), 'utf8');
+  for (const s of ['deploy/systemd/pulse-tunnel.service', 'systemctl --user enable --now pulse-tunnel', 'journalctl --user -u pulse-tunnel']) {
+    assert.ok(gateway.includes(s), `docs/GATEWAY.md shows ${s}`);
+  }
 });
 
 test('worker unit: the stop timeout is longer than the worker\'s shutdown grace time', async (t) => {

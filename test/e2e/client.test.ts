@@ -27,7 +27,7 @@ async function writeNodes(file: string): Promise<void> {
   const example = JSON.parse(await readFile(path.join(REPO_ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown>; $schema?: string };
   delete example.$schema;
   const spark2 = example.nodes['spark2'];
-  for (const n of ['nodeA', 'nodeB', 'nodeC', 'nodeD', 'nodeE']) example.nodes[n] = { ...(spark2 as object), ssh: n };
+  for (const n of ['nodeA', 'nodeB', 'nodeC', 'nodeD', 'nodeE']) example.nodes[n] = { ...(spark2 as object), ssh: n, gatewayTunnel: undefined }; // one tunnel port each: the copies have none
   await writeFile(file, JSON.stringify(example));
 }
 

@@ -17,7 +17,7 @@ import { REPO_ROOT } from '../helpers/paths.js';
 /** The example nodes.json with extra unprotected copies of spark2 (spark3..sparkN). */
 function config(extra: number) {
   const json = JSON.parse(readFileSync(path.join(REPO_ROOT, 'runtime/nodes.example.json'), 'utf8')) as { nodes: Record<string, unknown> };
-  for (let i = 3; i < 3 + extra; i++) json.nodes[`spark${i}`] = { ...(json.nodes['spark2'] as object), ssh: `spark${i}` };
+  for (let i = 3; i < 3 + extra; i++) json.nodes[`spark${i}`] = { ...(json.nodes['spark2'] as object), ssh: `spark${i}`, gatewayTunnel: undefined };
   return parseNodesConfig(JSON.stringify(json), 'nodes.json');
 }
 

@@ -36,7 +36,7 @@ test('fragment reports each endpoint and why, the three operator steps, and load
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /gateway backend file: .*gateway-backends\.json \(rewritten\)/);
     assert.match(first.stdout, /spark1 +enabled +\(new\)/);
-    assert.match(first.stdout, /spark2 +disabled +\(new\) .*cannot reach this node/);
+    assert.match(first.stdout, /spark2 +disabled +\(new\) +http:\/\/127\.0\.0\.1:18002\/v1 +no tunnel runs: start `pulse tunnel`/);
     assert.match(first.stdout, /PULSE_GATEWAY_CONFIG=.*gateway-backends\.json \(or start it with --config /);
     assert.match(first.stdout, /Unset PULSE_QWEN_BACKENDS.*~\/\.config\/pulse\/qwen38\.env/s);
     assert.match(first.stdout, /systemctl --user restart pulse-qwen38/);

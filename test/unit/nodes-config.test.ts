@@ -89,6 +89,20 @@ const cases: Case[] = [
   { name: 'top memTimeoutS fractional', edit: (j) => (j['memTimeoutS'] = 1.5), error: /^f\.json: memTimeoutS: / },
   { name: 'top readyGraceS', edit: (j) => (j['readyGraceS'] = 0) },
   { name: 'top readyGraceS string', edit: (j) => (j['readyGraceS'] = '300'), error: /^f\.json: readyGraceS: expected number, got string$/ },
+  { name: 'gatewayTunnel on an ssh node with a loopback BIND', edit: (j) => (j['nodes'].n2.gatewayTunnel = { localPort: 18002 }) },
+  { name: 'gatewayTunnel port 0', edit: (j) => (j['nodes'].n2.gatewayTunnel = { localPort: 0 }), error: /^f\.json: nodes\.n2\.gatewayTunnel\.localPort: / },
+  { name: 'gatewayTunnel unknown key', edit: (j) => (j['nodes'].n2.gatewayTunnel = { localPort: 18002, bind: '0.0.0.0' }), error: /^f\.json: nodes\.n2\.gatewayTunnel: unknown key "bind"$/ },
+  { name: 'gatewayTunnel with a LAN BIND', edit: (j) => { j['nodes'].n2.env.BIND = '10.0.0.2'; j['nodes'].n2.gatewayTunnel = { localPort: 18002 }; }, error: /^f\.json: nodes\.n2\.gatewayTunnel: needs a loopback BIND/ },
+  { name: 'gatewayTunnel on a local node', edit: (j) => (n1(j)['gatewayTunnel'] = { localPort: 18001 }), error: /nodes\.n1\.gatewayTunnel: needs host "ssh"/ },
+  { name: 'gatewayTunnel on the gateway node', edit: (j) => { j['gatewayNode'] = 'n2'; j['nodes'].n2.gatewayTunnel = { localPort: 18002 }; }, error: /nodes\.n2\.gatewayTunnel: n2 is the gateway node/ },
+  {
+    name: 'gatewayTunnel ports shared',
+    edit: (j) => {
+      j['nodes'].n3 = { ...structuredClone(j['nodes'].n2), gatewayTunnel: { localPort: 18002 } };
+      j['nodes'].n2.gatewayTunnel = { localPort: 18002 };
+    },
+    error: /nodes\.n3\.gatewayTunnel\.localPort: 18002 is also nodes\.n2\.gatewayTunnel\.localPort/,
+  },
   { name: 'gatewayNode', edit: (j) => (j['gatewayNode'] = 'n2') },
   { name: 'gatewayNode unknown', edit: (j) => (j['gatewayNode'] = 'n9'), error: /^f\.json: gatewayNode: "n9" is not a node; known: n1, n2$/ },
   { name: 'top unknown key', edit: (j) => (j['minMem'] = 1), error: /^f\.json: \(top level\): unknown key "minMem"$/ },

@@ -1,0 +1,82 @@
+/**
+ * `pulse tunnel`: one NodeTunnel per node with gatewayTunnel in nodes.json, on the gateway host. Every change of a
+ * tunnel rewrites $PULSE_STATE_DIR/tunnel.json and then the gateway backend file (publishFragment, under the state
+ * lock like every other writer), so a tunnelled endpoint is enabled exactly while its tunnel is up and answers.
+ */
+import type { NodesConfig } from '../config/nodes.js';
+import { isLoopback } from '../config/safe.js';
+import { PulseError } from '../errors.js';
+import { publishFragment } from '../gateway.js';
+import { fleetOf } from '../plan.js';
+import { writeTunnelHealth, type TunnelHealth } from './health.js';
+import { DEFAULT_TIMINGS, NodeTunnel, type Opener, type TunnelSpec, type TunnelTimings } from './link.js';
+
+export interface TunnelRunOptions {
+  config: NodesConfig;
+  stateDir: string;
+  /** Ends the run: the listeners close and the endpoints are disabled. */
+  signal: AbortSignal;
+  log: (line: string) => void;
+  timings?: Partial<TunnelTimings>;
+  /** Replace how the ssh link is opened (tests). */
+  open?: Opener;
+}
+
+/** The tunnels nodes.json asks for (the config rules already checked host ssh, loopback BIND, unique ports). */
+export function tunnelSpecs(config: NodesConfig): TunnelSpec[] {
+  const out: TunnelSpec[] = [];
+  for (const [name, node] of Object.entries(config.nodes)) {
+    if (!node.gatewayTunnel || node.host !== 'ssh' || !isLoopback(node.env.BIND)) continue;
+    const remoteHost = node.env.BIND === '[::1]' ? '::1' : node.env.BIND;
+    out.push({ node: name, target: { name, host: 'ssh', ssh: node.ssh }, localPort: node.gatewayTunnel.localPort, remoteHost, remotePort: Number(node.env.PORT) });
+  }
+  return out;
+}
+
+/** Run the tunnels until `signal` aborts. Throws before any tunnel runs when none is configured or a port is taken. */
+export async function runTunnels(opts: TunnelRunOptions): Promise<void> {
+  const specs = tunnelSpecs(opts.config);
+  if (specs.length === 0) {
+    throw new PulseError('config', `${opts.config.file}: no node has gatewayTunnel; pulse tunnel has nothing to do`, {
+      hint: 'add "gatewayTunnel": { "localPort": 18002 } to a node whose BIND is loopback (docs/GATEWAY.md)',
+    });
+  }
+  const fleet = fleetOf(opts.config);
+  const timings = { ...DEFAULT_TIMINGS, ...opts.timings };
+  const health: TunnelHealth = { pid: process.pid, startedAt: new Date().toISOString(), updatedAt: '', nodes: {} };
+  const enabled = new Map<string, boolean>();
+  let queue = Promise.resolve();
+  const tunnels: NodeTunnel[] = [];
+  const publish = async (): Promise<void> => {
+    health.updatedAt = new Date().toISOString();
+    health.nodes = Object.fromEntries(tunnels.map((t) => [t.spec.node, { ...t.health }]));
+    writeTunnelHealth(opts.stateDir, health);
+    const r = await publishFragment(opts.stateDir, fleet);
+    for (const e of r.endpoints.filter((x) => specs.some((s) => s.node === x.name))) {
+      if (enabled.get(e.name) === e.enabled) continue;
+      enabled.set(e.name, e.enabled);
+      opts.log(`${e.name}: endpoint ${e.enabled ? 'enabled' : 'disabled'} in ${r.path}${e.reason ? ` (${e.reason})` : ''}`);
+    }
+  };
+  // One write at a time, in order: the last change always wins on disk.
+  const changed = (): void => {
+    queue = queue.then(publish).catch((e: unknown) => opts.log(`warning: cannot publish the tunnel's health: ${(e as Error).message}`));
+  };
+  for (const spec of specs) tunnels.push(new NodeTunnel(spec, timings, changed, opts.log, opts.open));
+  try {
+    for (const t of tunnels) {
+      await t.start().catch((e: Error) => {
+        throw new PulseError('precondition', `${t.spec.node}: cannot listen on 127.0.0.1:${t.spec.localPort}: ${e.message}`, {
+          hint: 'another pulse tunnel (or another program) holds the port; stop it or change gatewayTunnel.localPort',
+        });
+      });
+      opts.log(`${t.spec.node}: listening on 127.0.0.1:${t.spec.localPort} for ${t.spec.remoteHost}:${t.spec.remotePort} on ${t.spec.node}`);
+    }
+    if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
+  } finally {
+    await Promise.all(tunnels.map((t) => t.close()));
+    health.stoppedAt = new Date().toISOString();
+    changed();
+    await queue;
+  }
+}
