@@ -35,13 +35,17 @@ export function readScript(name: string): string {
   }
 }
 
+/** Helper files a step's body uses besides the prelude: port.sh (who listens on the server's port). */
+const LIBRARIES: Partial<Record<StepName, string[]>> = { start: ['port'], verify: ['port'] };
+
 /**
- * The full script of a step: prelude, then `export` lines, then `pulse_redact_output` (the node's secrets are
- * redacted from all output from here on), then the step body, all in one `{ ... }` group. bash
+ * The full script of a step: prelude, the step's libraries, then `export` lines, then `pulse_redact_output` (the
+ * node's secrets are redacted from all output from here on), then the step body, all in one `{ ... }` group. bash
  * parses a group completely before it runs any of it, so a script cut short by a dropped link runs nothing, and a
  * command that reads stdin can never swallow the rest of the script.
  */
 export function scriptText(step: StepName, env: Record<string, string> = {}): string {
-  const body = `${readScript('prelude')}\n# ---- inputs ----\n${exportsBlock(env)}\npulse_redact_output\n# ---- step: ${step} ----\n${readScript(step)}`;
+  const libs = (LIBRARIES[step] ?? []).map((lib) => `# ---- library: ${lib} ----\n${readScript(lib)}\n`).join('');
+  const body = `${readScript('prelude')}\n${libs}# ---- inputs ----\n${exportsBlock(env)}\npulse_redact_output\n# ---- step: ${step} ----\n${readScript(step)}`;
   return `{\n${body}${body.endsWith('\n') ? '' : '\n'}}\n`;
 }

@@ -2,9 +2,10 @@
 # cache lines of the container log, and each pulse-proof text (the controller turns a missing one into a warning).
 # vLLM logs the KV cache in one line (current) or as a size line and a concurrency line (older releases), each
 # with a process prefix; the controller joins them (runtime/steps/kv-cache.ts).
-# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
-# PULSE_LOG_PATH (may be empty), PULSE_STAMP. Records: models{httpStatus,body_b64}, auth{keyExpected,
-# unauthenticatedStatus}, kv-cache{line}, kv-concurrency{line}, proof{text,found}.
+# Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_BIND, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
+# PULSE_LOG_PATH (may be empty), PULSE_STAMP. Records: models{httpStatus,body_b64}, port-listener{inode,uid,address,
+# owner,holders}, port{proven,shared,detail}, auth{keyExpected,unauthenticatedStatus}, kv-cache{line},
+# kv-concurrency{line}, proof{text,found}.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
@@ -18,6 +19,43 @@ body=${out%$'\n'*}
 [[ $code =~ ^[0-9]{3}$ ]] && code=$((10#$code)) || code=0
 pulse_record models httpStatus:="$code" body_b64="$(printf '%s' "$body" | head -c 262144 | base64 -w0)"
 unset out body
+
+# Who answered: the port proof. Every socket that listens on the port (for BIND) must be one of the container's: the
+# kernel shares an SO_REUSEPORT port between the sockets of one user, so a stray old server there would take a share
+# of the connections, and the answers above could be its. A socket is the container's when the container itself
+# lists it (docker exec: inside, the container's pid namespace shows only its processes, as root, so their fds are
+# readable even when this user cannot read them on the node) or when a process that holds it is the container's
+# State.Pid or below it (or in its cgroup). One `port-listener` record per socket (owner container, other, or
+# unknown: held by nothing this user can see and the container could not be asked), then one `port` record.
+port_proof() {
+  local info pid cid mode listeners ino uid addr inside='' exec_ok=false members holders owner words p n_mine=0 n_other=0 n_unknown=0
+  info=$(docker container inspect --format '{{.State.Pid}} {{.Id}} {{.HostConfig.NetworkMode}}' "$PULSE_CONTAINER" </dev/null 2>/dev/null) || info=
+  read -r pid cid mode <<<"$info" || true
+  if [[ ! ${pid:-} =~ ^[1-9][0-9]*$ ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER does not run"; return 0; fi
+  if [[ $mode != host ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER uses network mode $mode, not host: the node's listener is docker's port proxy, not the container"; return 0; fi
+  listeners=$(pulse_port_listeners "$PULSE_PORT" "${PULSE_BIND:-}")
+  if [[ -z $listeners ]]; then pulse_record port proven:=false detail="no socket listens on port $PULSE_PORT"; return 0; fi
+  members=" $(pulse_descendants "$pid" | tr '\n' ' ') "
+  if inside=$(docker exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' </dev/null 2>/dev/null); then :; fi
+  [[ $inside != *pulse-exec-ok* ]] || exec_ok=true
+  inside=" $(grep -o 'socket:\[[0-9]*\]' <<<"$inside" | tr -dc '0-9\n' | tr '\n' ' ') "
+  holders=$(pulse_socket_holders $(cut -f1 <<<"$listeners"))
+  while IFS=$'\t' read -r ino uid addr; do
+    owner=unknown words=
+    [[ $exec_ok != true || $inside != *" $ino "* ]] || owner=container
+    for p in $("$_PULSE_AWK" -v i="$ino" '$1 == i { print $2 }' <<<"$holders"); do
+      if [[ $members == *" $p "* ]] || { [[ -n $cid ]] && grep -qs -- "$cid" "/proc/$p/cgroup"; }; then owner=container; else words+="${words:+, }$(pulse_pid_words "$p")"; fi
+    done
+    [[ $owner == container || ($exec_ok != true && -z $words) ]] || owner=other
+    case $owner in container) n_mine=$((n_mine + 1)) ;; other) n_other=$((n_other + 1)) ;; *) n_unknown=$((n_unknown + 1)) ;; esac
+    pulse_record port-listener inode="$ino" uid:="$uid" address="$addr" owner="$owner" holders="${words:-none visible}"
+  done <<<"$listeners"
+  if ((n_other > 0)); then pulse_record port proven:=false shared:=true detail="$n_other of the sockets on port $PULSE_PORT are not container $PULSE_CONTAINER's"
+  elif ((n_unknown > 0)); then pulse_record port proven:=false detail="docker exec could not list the sockets of $PULSE_CONTAINER and $n_unknown socket(s) on port $PULSE_PORT are held by no process this user can see"
+  else pulse_record port proven:=true detail="every socket on port $PULSE_PORT ($n_mine) is container $PULSE_CONTAINER's (pid $pid)$([[ $exec_ok == true ]] && printf ', as docker exec lists them')"
+  fi
+}
+port_proof
 
 # The key must not get lost on the way (carry-over, recipe): when the old .env (this deploy's backup, else the
 # current file) or the current one has an API_KEY, an unauthenticated GET must not be served.

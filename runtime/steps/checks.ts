@@ -1,7 +1,7 @@
 /** The read-only probes after the start: one readiness probe, and the verify of what actually runs. */
 import type { ReadinessProbe, ReadinessSeen, UpPlan, VerifyResult } from '../model/index.js';
 import { PulseError } from '../errors.js';
-import type { NodeSession } from '../node/types.js';
+import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { readinessInputs, verifyInputs } from './inputs.js';
 import { kvCacheSummary } from './kv-cache.js';
@@ -52,6 +52,27 @@ export function parseModels(b64: string | null, served: string): ModelsAnswer {
   }
 }
 
+/**
+ * The port proof of verify.sh: a socket on the port that is not the container's is a problem (vLLM binds with
+ * SO_REUSEPORT, so a stray server of the same user shares the port and may have answered readiness and verify); a
+ * proof that could not be made (docker exec failed and the holder is not visible) is a warning that says so.
+ */
+function portVerdict(result: RemoteResult, plan: UpPlan): { problem?: string; warning?: string } {
+  const others = recordsOf(result, 'port-listener').filter((r) => str(r, 'owner') === 'other');
+  const port = lastRecord(result, 'port');
+  const container = plan.recipe.container;
+  if (others.length > 0) {
+    const who = others.map((r) => `${str(r, 'address') ?? '?'} (socket ${str(r, 'inode') ?? '?'}, uid ${num(r, 'uid') ?? '?'}) held by ${str(r, 'holders') ?? 'no process pulse can see'}`);
+    return {
+      problem:
+        `port ${plan.expect.port} is shared with a server that is not container ${container}: ${who.join('; ')}; ` +
+        'vLLM binds its port with SO_REUSEPORT, so the kernel hands each connection to either, and readiness and verify may have been answered by it: stop it, then run up again',
+    };
+  }
+  if (port && !bool(port, 'proven')) return { warning: `pulse could not prove that container ${container} is the server on port ${plan.expect.port}: ${str(port, 'detail') ?? 'no detail'}` };
+  return {};
+}
+
 /** Check served model name, max_model_len, the KV cache line and each pulse-proof (missing proof = warning). */
 export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: string | null, opts?: StepOptions): Promise<VerifyResult> {
   const result = await runStep(session, 'verify', verifyInputs(plan, logPath), opts);
@@ -74,6 +95,9 @@ export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: 
   if (num(lastRecord(result, 'auth'), 'unauthenticatedStatus') === 200) {
     problems.push('the server answers an unauthenticated GET /v1/models with 200 although the old .env had an API_KEY: the key was lost');
   }
+  const port = portVerdict(result, plan);
+  if (port.problem) problems.push(port.problem);
+  if (port.warning) warnings.push(port.warning);
   if (kvCacheLine === null) warnings.push('no KV cache line in the container log');
   for (const p of proofs) if (!p.found) warnings.push(`pulse-proof not found in the container log: ${p.text}`);
   return { ok: problems.length === 0, servedModelName: served, maxModelLen: models.maxModelLen, kvCacheLine, proofs, problems, warnings };

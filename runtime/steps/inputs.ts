@@ -20,12 +20,13 @@ export function probeHost(bind: string): string {
   return bind === '' || bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
 }
 
+/** The port and the addresses of the server: where it binds (BIND as the .env gives it) and where a probe asks. */
+function portInputs(plan: UpPlan): Record<string, string> {
+  return { PULSE_PORT: String(plan.expect.port), PULSE_BIND: plan.expect.bind, PULSE_PROBE_HOST: probeHost(plan.expect.bind) };
+}
+
 function serverInputs(plan: UpPlan): Record<string, string> {
-  return {
-    PULSE_ENV_PATH: plan.env.path,
-    PULSE_PORT: String(plan.expect.port),
-    PULSE_PROBE_HOST: probeHost(plan.expect.bind),
-  };
+  return { PULSE_ENV_PATH: plan.env.path, ...portInputs(plan) };
 }
 
 /** Inputs of the read-only preflight. Mounts travel as `src<TAB>dst<TAB>mode` lines. */
@@ -74,9 +75,9 @@ export function deployKey(deployId: string): string {
   return createHash('sha256').update(deployId).digest('hex').slice(0, 24);
 }
 
-/** Inputs of start; the deploy key makes a retried start a no-op. */
+/** Inputs of start; the deploy key makes a retried start a no-op; the port must be free before the launch. */
 export function startInputs(plan: UpPlan, deployId: string): Record<string, string> {
-  return { ...recipeInputs(plan.recipe), PULSE_STAMP: plan.stamp, PULSE_DEPLOY_KEY: deployKey(deployId) };
+  return { ...recipeInputs(plan.recipe), ...portInputs(plan), PULSE_STAMP: plan.stamp, PULSE_DEPLOY_KEY: deployKey(deployId) };
 }
 
 /** Inputs of one readiness probe. */

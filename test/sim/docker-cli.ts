@@ -6,6 +6,7 @@ import path from 'node:path';
 import { appendJsonLine, readControl } from './control.js';
 import { DockerExit, takeOption } from './docker-args.js';
 import { TemplateError } from './docker-format.js';
+import { dockerExec } from './docker-exec.js';
 import { imageCommand } from './docker-image.js';
 import { kill, pause, rm, stop, wait } from './docker-lifecycle.js';
 import { inspect, ps } from './docker-query.js';
@@ -21,6 +22,8 @@ async function dispatch(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'run':
       return dockerRun(dockerDir, stateDir, args);
+    case 'exec':
+      return dockerExec(dockerDir, stateDir, args);
     case 'ps':
       return ps(dockerDir, args);
     case 'inspect':
@@ -42,7 +45,7 @@ async function dispatch(argv: string[]): Promise<number> {
       // `docker container X` is the container-only form of each command (inspect never matches an image there).
       const [sub = '', ...rest] = args;
       const alias: Record<string, string> = { ls: 'ps', list: 'ps', inspect: 'container-inspect', remove: 'rm' };
-      if (!['ls', 'list', 'ps', 'inspect', 'logs', 'rm', 'remove', 'stop', 'kill', 'wait', 'pause', 'unpause', 'run'].includes(sub)) {
+      if (!['ls', 'list', 'ps', 'inspect', 'logs', 'rm', 'remove', 'stop', 'kill', 'wait', 'pause', 'unpause', 'run', 'exec'].includes(sub)) {
         throw new DockerExit(`docker container ${sub}: not supported by the pulse docker simulator`, 125);
       }
       return dispatch([alias[sub] ?? sub, ...rest]);

@@ -17,6 +17,8 @@ import type { NodePaths } from './paths.js';
 import { CONTAINER_NAME } from './paths.js';
 import { killNamespaces, mountNamespace, mountTag, processesIn, signalPid } from './procs.js';
 import { startSshd } from './sshd.js';
+import { startStray } from './stray.js';
+import type { StrayOptions, StrayServer } from './stray.js';
 
 export type StopMode = 'ok' | 'fail' | 'hang' | 'noop';
 
@@ -127,6 +129,16 @@ export class SimNode extends NodeRecords {
     const pid = this.sshd?.pid;
     if (!pid) throw new Error(`sim node ${this.name}: sshd is not running`);
     return execFileSync('nsenter', ['-t', String(pid), '-m', '-u', 'bash', '-s'], { input: script, encoding: 'utf8', env: { ...process.env, PATH: `${this.paths.binDir}:${process.env.PATH ?? ''}` } });
+  }
+
+  /**
+   * Starts a stray old vLLM outside docker that shares the node's vLLM port (SO_REUSEPORT, same user): listening at
+   * once, or bound now and listening once the node's container runs (`listen: 'after-start'`). See stray.ts.
+   */
+  async startStray(opts: StrayOptions = {}): Promise<StrayServer> {
+    const pid = this.sshd?.pid;
+    if (!pid) throw new Error(`sim node ${this.name}: sshd is not running`);
+    return startStray(pid, this.paths.state, this.paths.dockerDir, this.vllmPort, opts);
   }
 
   /** Changes the memory model (e.g. `{ pinnedAvailableGiB: 50 }`: memory never frees). */

@@ -48,6 +48,8 @@ export function parseServe(argv: string[]): ServeArgs {
 const containerDir = process.env.SIM_CONTAINER_DIR ?? '.';
 const stateDir = process.env.SIM_STATE ?? '.';
 const startControl = readControl(stateDir);
+// A stray server (stray.ts) sets its own ready delay, and may wait for the node's container before it listens.
+if (process.env.SIM_READY_DELAY_MS) startControl.readyDelayMs = Number(process.env.SIM_READY_DELAY_MS);
 const traits = traitsOf(startControl.vllmRelease);
 const log = new ContainerLog(containerDir, startControl.vllmRelease);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -149,10 +151,25 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
     setInterval(() => undefined, 1 << 30); // stays alive, never listens
     return;
   }
-  serve(args, control, maxLen);
+  await serve(args, control, maxLen);
 }
 
-function serve(args: ServeArgs, control: NodeControl, maxLen: number): void {
+/** Resolves once the container record `file` shows a run that started after this process (SIM_LISTEN_AFTER). */
+async function containerStarted(file: string): Promise<void> {
+  const since = Date.now() - process.uptime() * 1000;
+  for (;;) {
+    try {
+      const rec = JSON.parse(fs.readFileSync(file, 'utf8')) as { State: { Running: boolean; StartedAt: string } };
+      if (rec.State.Running && Date.parse(rec.State.StartedAt) >= since) return;
+    } catch {
+      /* no container yet */
+    }
+    await sleep(20);
+  }
+}
+
+async function serve(args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
+  if (process.env.SIM_LISTEN_AFTER) await containerStarted(process.env.SIM_LISTEN_AFTER);
   const server = http.createServer((req, res) => void handle(req, res, args, control, maxLen));
   server.on('error', (err) => {
     log.write('stderr', `OSError: [Errno 98] error while attempting to bind: ${err.message}`);
