@@ -48,7 +48,7 @@ port_proof() {
     done
     [[ $owner == container || ($exec_ok != true && -z $words) ]] || owner=other
     case $owner in container) n_mine=$((n_mine + 1)) ;; other) n_other=$((n_other + 1)) ;; *) n_unknown=$((n_unknown + 1)) ;; esac
-    pulse_record port-listener inode="$ino" uid:="$uid" address="$addr" owner="$owner" holders="${words:-none visible}"
+    pulse_record port-listener inode="$ino" uid:="$uid" address="$addr" owner="$owner" holders="${words:-no process this user can see (sudo ss -ltnp 'sport = :$PULSE_PORT' names it)}"
   done <<<"$listeners"
   if ((n_other > 0)); then pulse_record port proven:=false shared:=true detail="$n_other of the sockets on port $PULSE_PORT are not container $PULSE_CONTAINER's"
   elif ((n_unknown > 0)); then pulse_record port proven:=false detail="docker exec could not list the sockets of $PULSE_CONTAINER and $n_unknown socket(s) on port $PULSE_PORT are held by no process this user can see"
