@@ -2,7 +2,7 @@
  * The simulated docker follows moby/moby and docker/cli where pulse depends on it: `docker inspect` finds images
  * and volumes by name, every container state docker names (paused, restarting, removing, dead), stop on a paused
  * container, the restart policy and RestartCount, exit codes 137/143/130, the merged log config, Go's time
- * format, and vLLM's SO_REUSEPORT socket that a stray server can share.
+ * format, docker exec (the container's pid view), and vLLM's SO_REUSEPORT socket that a stray server can share.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -125,5 +125,21 @@ docker rm -f ${CONTAINER_NAME}; echo "retry rc=$?"`);
   test('StartedAt in Go RFC3339Nano (trailing zeros dropped); FinishedAt is the zero time while running', async () => {
     const out = await sh(`${run()}; docker container inspect --format '{{.State.StartedAt}} {{.State.FinishedAt}}' ${CONTAINER_NAME}; docker rm -f ${CONTAINER_NAME} >/dev/null`);
     assert.match(out, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z 0001-01-01T00:00:00Z$/m);
+  });
+
+  test('docker exec: /proc shows only the container\'s processes; a missing command is 126; paused and stopped refuse', async () => {
+    const out = await sh(`${run()}
+pid=$(docker container inspect --format '{{.State.Pid}}' ${CONTAINER_NAME})
+docker exec ${CONTAINER_NAME} sh -c 'ls -d /proc/[0-9]*' | sed 's|/proc/||' | tr '\\n' ' ' | sed "s|^|seen |; s|$pid|PID|"; echo
+echo "node sees $(ls -d /proc/[0-9]* | wc -l)"
+docker exec ${CONTAINER_NAME} no-such-tool; echo "missing rc=$?"
+docker pause ${CONTAINER_NAME} >/dev/null; docker exec ${CONTAINER_NAME} true; echo "paused rc=$?"
+docker unpause ${CONTAINER_NAME} >/dev/null; docker stop -t 1 ${CONTAINER_NAME} >/dev/null; docker exec ${CONTAINER_NAME} true; echo "stopped rc=$?"
+docker rm -f ${CONTAINER_NAME} >/dev/null`);
+    // The init (the sim's wrapper) and its child `sleep`: nothing else of the node's many processes.
+    assert.match(out, /^seen (PID \d+|\d+ PID) $/m, 'the container\'s processes, nothing else of the node');
+    assert.match(out, /executable file not found in \$PATH: unknown\nmissing rc=126/);
+    assert.match(out, /Container vllm-qwen38 is paused, unpause the container before exec\npaused rc=1/);
+    assert.match(out, /container [0-9a-f]{64} is not running\nstopped rc=1/);
   });
 });
