@@ -23,6 +23,15 @@ import { FAILURES } from '../runtime/failures.js';
 import type { WaitProgress } from '../runtime/model/index.js';
 import { classify, toFailure } from './errors.js';
 
+/**
+ * What a wait that timed out did not see, in words. The saga puts the step in front (`readiness: …`), so the step's
+ * name is not repeated here (it read `readiness: readiness not reached`).
+ */
+const NOT_REACHED: Record<WaitProgress['step'], string> = {
+  readiness: 'the server did not answer GET /v1/models with 200',
+  memory: 'MemAvailable did not reach the memory gate',
+};
+
 /** Even after a probe slower than the interval, pause a little so a wait never busy-loops against a node. */
 const MIN_PAUSE_MS = 100;
 
@@ -99,7 +108,7 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
       throw ApplicationFailure.create({
         type: FAILURES.timeout.type,
         nonRetryable: true,
-        message: `${spec.step} not reached within ${spec.timeoutS} s (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
+        message: `${NOT_REACHED[spec.step]} within ${spec.timeoutS} s (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
         details: [{ ...cp }],
       });
     }

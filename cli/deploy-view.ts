@@ -7,6 +7,7 @@ import type { DownPlan, UpPlan } from '../runtime/model/index.js';
 import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
 import { workerLogPath } from './deploy-client/worker-log.js';
 import { exitCodeOf } from './exit-codes.js';
+import type { FollowOutcome } from './follow-outcome.js';
 import { ProgressPrinter } from './progress-printer.js';
 import { uiHint, uiLink, type PulseTemporal } from './temporal.js';
 
@@ -37,6 +38,13 @@ function detachLines(t: PulseTemporal, ref: DeployRef, node: string, ranWorker: 
   return lines;
 }
 
+/** A failed deploy's way out (the container now, its logs): read from the node after the close (cli/failure-block.ts). */
+async function wayOut(o: FollowOutcome, req: ShowRequest): Promise<string[]> {
+  if (o.kind !== 'closed' || o.result?.ok || o.result?.state === 'unchanged') return [];
+  const { failureFacts, failureBlockLines } = await import('./failure-block.js');
+  return failureBlockLines(await failureFacts(req.node, req.nodes));
+}
+
 /** Follows the run and prints it as it goes, then its result; returns the exit code (0 only on success). */
 export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowRequest): Promise<number> {
   const out = req.json ? process.stderr : process.stdout;
@@ -60,7 +68,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
       verbose: req.verbose,
       whileOpen: async (o, ranWorker) => {
         if (o.kind === 'detached') for (const l of detachLines(t, ref, req.node, ranWorker)) printer.line(l);
-        else printer.outcome(o, ref.what);
+        else printer.outcome(o, ref.what, await wayOut(o, req));
         if (o.kind === 'closed' && !o.result?.ok && ranWorker) printer.line(`  worker log: ${workerLogPath()}`);
         if (o.kind === 'closed' && o.result?.state === 'unchanged') {
           const { liveStateLine } = await import('./live-state.js');

@@ -135,13 +135,19 @@ export class ProgressPrinter {
     this.note(`${name}: attempt ${attempt} after: ${message}`);
   }
 
-  /** The closing block: result, notes, warnings, backup and rollback. */
-  outcome(o: FollowOutcome, what: string): void {
+  /**
+   * The closing block: result, notes, warnings, then on a failure `wayOut` (cli/failure-block.ts: the container,
+   * the logs), the backup and the rollback command.
+   */
+  outcome(o: FollowOutcome, what: string, wayOut: readonly string[] = []): void {
     this.live?.clear();
     if (o.kind === 'detached') return;
     const r = o.result;
-    if (r) this.result(r, what);
-    else this.emit(`${what}: ${paint(this.colour, o.status === 'completed' ? 'ok' : 'bad', o.status)}${o.error ? `: ${plainText(o.error)}` : ''}`);
+    if (r) this.result(r, what, wayOut);
+    else {
+      this.emit(`${what}: ${paint(this.colour, o.status === 'completed' ? 'ok' : 'bad', o.status)}${o.error ? `: ${plainText(o.error)}` : ''}`);
+      for (const l of wayOut) this.write(`  ${l}`);
+    }
     if (r && !r.ok && o.error && r.error !== o.error) this.write(`  cause: ${o.error}`);
   }
 
@@ -151,7 +157,7 @@ export class ProgressPrinter {
     this.live?.close();
   }
 
-  private result(r: DeployResult, what: string): void {
+  private result(r: DeployResult, what: string, wayOut: readonly string[]): void {
     const mode = r.mode === 'same-identity' ? ' (same .env already running: steps 1, 7, 8, 9)' : '';
     const head = r.ok
       ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`
@@ -159,6 +165,7 @@ export class ProgressPrinter {
     this.emit(head);
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
+    if (!r.ok) for (const l of wayOut) this.write(`  ${l}`);
     if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
     if (!r.ok && r.rollbackCommand) this.write(`  to go back: ${r.rollbackCommand}`);
   }

@@ -80,6 +80,15 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   assert.ok(state.backupPath, 'a backup was written');
   assert.ok(r.stdout.includes(`backup of the previous .env: ${state.backupPath}`), r.stdout);
   assert.match(r.stdout, /to go back: pulse model up datagen --node simB/);
+  // The way out, read from the node after the close: the container now (state, memory), the start log, the last
+  // lines of the container's log, then the backup and the rollback command.
+  const block = r.stdout.slice(r.stdout.indexOf('FAILED'));
+  const container = /^ {2}container vllm-qwen38: (still running, MemAvailable \d+\.\d of \d+\.\d GiB; it holds its memory until it stops: pulse model down --node simB|\w+.*MemAvailable \d+\.\d of \d+\.\d GiB)$/m;
+  assert.match(block, container, block);
+  assert.match(block, /^ {2}start log: \S+\/logs\/pulse-up-\d{8}T\d{6}Z\.log {2}\(pulse model logs --node simB --deploy\)$/m, block);
+  assert.match(block, /^ {2}last \d+ line\(s\) of the container log \(more: pulse model logs --node simB --tail 200\):\n( {4}\| .*\n)+/m, block);
+  const order = [container.exec(block)?.index ?? -1, block.indexOf('  start log:'), block.indexOf('  backup of'), block.indexOf('  to go back')];
+  assert.deepEqual([...order].sort((a, b) => a - b), order, `container, logs, backup, rollback in that order:\n${block}`);
   assert.equal((await endpoint('simB'))?.enabled, false);
   // The SDK's "[WARN] Activity failed { sdkComponent: 'worker', ... stack }" lines go to the worker log, not here.
   assert.doesNotMatch(r.stdout + r.stderr, /\[WARN\]|sdkComponent|^\s+at .+:\d+:\d+\)?$/m, r.stdout + r.stderr);

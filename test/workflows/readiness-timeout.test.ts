@@ -41,7 +41,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
     const o = await runWorkflow(env, createActivities(deps), workerPlan({ readiness: { timeoutS: 2100 } }));
     assert.equal(o.ok, false);
     assert.equal(o.result.errorType, 'Timeout');
-    assert.match(o.result.error ?? '', /^readiness: readiness not reached within 2100 s \(141 probes; last answer: HTTP 503: loading weights\)$/);
+    assert.match(o.result.error ?? '', /^readiness: the server did not answer GET \/v1\/models with 200 within 2100 s \(141 probes; last answer: HTTP 503: loading weights\)$/);
     assert.equal(probes, 141); // 2100 s / 15 s + the first probe: one attempt, never restarted
     assert.equal((now - t0) / 1000, 2100);
     assert.equal(o.result.compensated, true);

@@ -1,0 +1,99 @@
+/**
+ * The way out of a failed deploy, printed under its FAILED line every time: the container as the node has it now
+ * (still running? what memory is left?), the start log's path and the container log's last lines (redacted on the
+ * node), and where to read more. The backup and the rollback command follow (progress-printer.ts). What the node
+ * says is read after the deploy closed, read-only (status.sh without HTTP, logs.sh) over one pooled connection;
+ * a node that does not answer is said so, never thrown.
+ */
+import type { NodeStatus } from '../runtime/status/types.js';
+import type { LogsSource } from '../runtime/status/logs.js';
+
+/** How long each read may take: the failure is already known, the block must not hold the prompt long. */
+const READ_TIMEOUT_MS = 20_000;
+/** How many of the container log's last lines the block shows. */
+export const LOG_LINES = 8;
+
+/** What the node says after the failure: the data the block prints. */
+export interface FailureFacts {
+  node: string;
+  /** null: the node did not answer (`problem` says why). */
+  status: NodeStatus | null;
+  /** The deploy's start log (logs/pulse-up-*.log), when the node has one. */
+  startLog: string | null;
+  /** The container log's last lines, redacted on the node. */
+  lines: string[];
+  logSource: LogsSource | null;
+  problem: string | null;
+}
+
+const gib = (n: number | null | undefined): string => (n === null || n === undefined ? '?' : n.toFixed(1));
+
+/** Reads the facts; never throws (a failure to read is a fact too). */
+export async function failureFacts(node: string, nodesFile: string | undefined): Promise<FailureFacts> {
+  const facts: FailureFacts = { node, status: null, startLog: null, lines: [], logSource: null, problem: null };
+  try {
+    const { loadNodesConfig, nodeOf } = await import('../runtime/config/nodes.js');
+    const { resolveNodesPath } = await import('../runtime/paths.js');
+    const { statusOfNode, targetOf } = await import('../runtime/status/collect.js');
+    const { readLogs } = await import('../runtime/status/logs.js');
+    const { NodePool } = await import('../runtime/node/connect.js');
+    const { defaultStateDir, readNodeState } = await import('../runtime/state.js');
+    const config = loadNodesConfig(resolveNodesPath(nodesFile));
+    const cfg = nodeOf(config, node);
+    const pool = new NodePool();
+    try {
+      const req = { node, http: false, gpuProbe: false, yes: false };
+      facts.status = await statusOfNode(config, node, req, { open: async (t) => pool.session(t), stateDir: defaultStateDir(), nodeTimeoutMs: READ_TIMEOUT_MS });
+      if (!facts.status.answered) {
+        facts.problem = facts.status.error ?? 'no answer';
+        return facts;
+      }
+      const session = pool.session(targetOf(node, cfg));
+      const state = await readNodeState(defaultStateDir(), node).catch(() => null);
+      const signal = (): AbortSignal => AbortSignal.timeout(READ_TIMEOUT_MS);
+      const ignore = { source: () => undefined, line: () => undefined };
+      const deployLog = { source: 'deploy', tail: 0, follow: false, deployLog: state?.logPath ?? null } as const;
+      facts.startLog = await readLogs(session, cfg, deployLog, ignore, signal()).then((s) => s.name, () => null);
+      if (facts.status.container?.exists) {
+        const sink = { source: () => undefined, line: (l: string) => void facts.lines.push(l) };
+        const tail = { source: 'container', tail: LOG_LINES, follow: false, deployLog: state?.logPath ?? null } as const;
+        facts.logSource = await readLogs(session, cfg, tail, sink, signal()).catch((e: unknown) => {
+          facts.problem = `the container log could not be read: ${(e as Error).message}`;
+          return null;
+        });
+      }
+    } finally {
+      await pool.closeAll();
+    }
+  } catch (e) {
+    facts.problem = (e as Error).message;
+  }
+  return facts;
+}
+
+/** The container's state in words, with what it means for the node's memory. */
+function containerLine(f: FailureFacts): string {
+  const s = f.status;
+  if (!s) return `container: unknown, ${f.node} did not answer (${f.problem ?? 'no answer'}): pulse model status --node ${f.node}`;
+  const c = s.container;
+  const m = s.memory;
+  const mem = m?.availableGiB !== null && m?.availableGiB !== undefined ? `, MemAvailable ${gib(m.availableGiB)} of ${gib(m.totalGiB)} GiB` : '';
+  if (!c?.exists) return `container: none on ${f.node}${mem}`;
+  if (c.running) {
+    return `container ${c.name}: still ${c.state}${mem}; it holds its memory until it stops: pulse model down --node ${f.node}`;
+  }
+  return `container ${c.name}: ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}${mem}`;
+}
+
+/** The lines of the block (the printer indents them and drops control characters). */
+export function failureBlockLines(f: FailureFacts): string[] {
+  const lines = [containerLine(f)];
+  if (f.startLog) lines.push(`start log: ${f.startLog}  (pulse model logs --node ${f.node} --deploy)`);
+  if (f.lines.length > 0) {
+    lines.push(`last ${f.lines.length} line(s) of the container log (more: pulse model logs --node ${f.node} --tail 200):`);
+    lines.push(...f.lines.map((l) => `  | ${l}`));
+  } else if (f.status?.container?.exists) {
+    lines.push(`the container log has no lines${f.problem ? ` (${f.problem})` : ''}`);
+  }
+  return lines;
+}
