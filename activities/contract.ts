@@ -17,7 +17,9 @@ import type {
   ReadinessProbe,
   StartResult,
   StopResult,
+  UpCheckInput,
   UpPlan,
+  UpPlanRef,
   VerifyResult,
   WriteEnvResult,
 } from '../runtime/model/index.js';
@@ -48,14 +50,17 @@ export interface LockUse {
   nodeLock: true;
 }
 
+/** What a node step of an up names: an UpPlanRef (since PLAN_REF_PATCH) or, from older deploys, the whole plan. */
+export type UpStepPlan = UpPlan | UpPlanRef;
+
 export interface StartInput {
-  plan: UpPlan;
+  plan: UpStepPlan;
   /** `${workflowId}/${firstExecutionRunId}`: the node keeps an atomic marker so one deploy starts start.sh once. */
   deployId: string;
 }
 
 export interface VerifyInput {
-  plan: UpPlan;
+  plan: UpStepPlan;
   logPath: string | null;
 }
 
@@ -72,6 +77,8 @@ export interface PlanCheck {
   node: string;
   /** The nodes.json the worker checked against (a path on the worker host). */
   nodesFile: string;
+  /** sha256 of the worker's own plan (runtime/plan-check.ts planDigest): the UpPlanRef of every later step names it. */
+  planDigest?: string;
 }
 
 export interface PublishResult {
@@ -82,25 +89,25 @@ export interface PublishResult {
 
 export interface PulseActivities {
   /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
-  checkPlan(plan: UpPlan | DownPlan): Promise<PlanCheck>;
+  checkPlan(plan: UpPlan | UpCheckInput | DownPlan): Promise<PlanCheck>;
   /** Before anything else on the node: take its deploy lock (refused, naming the holder, while another's is live). */
   acquireNodeLock(input: LockInput): Promise<LockResult>;
   /** At the end (success, failure after compensation, cancel): let the lock go if this deploy still holds it. */
   releaseNodeLock(input: LockInput): Promise<LockResult>;
   /** Step 1: read-only checks on the node. */
-  runPreflight(plan: UpPlan, lock?: LockUse): Promise<PreflightReport>;
+  runPreflight(plan: UpStepPlan, lock?: LockUse): Promise<PreflightReport>;
   /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */
-  makeDirs(plan: UpPlan, lock?: LockUse): Promise<MkdirResult>;
+  makeDirs(plan: UpStepPlan, lock?: LockUse): Promise<MkdirResult>;
   /** Step 3 (and down): stop.sh, then make sure the container is gone. */
   stopServer(input: StopInput, lock?: LockUse): Promise<StopResult>;
   /** Step 4: poll MemAvailable every second until the gate, up to plan.memory.timeoutS. */
-  waitForMemory(plan: UpPlan, lock?: LockUse): Promise<MemorySample>;
+  waitForMemory(plan: UpStepPlan, lock?: LockUse): Promise<MemorySample>;
   /** Step 5: backup + write the .env; skipped when the identity is the same. */
-  writeEnv(plan: UpPlan, lock?: LockUse): Promise<WriteEnvResult>;
+  writeEnv(plan: UpStepPlan, lock?: LockUse): Promise<WriteEnvResult>;
   /** Step 6: setsid start.sh, at most once per deployId. */
   startServer(input: StartInput, lock?: LockUse): Promise<StartResult>;
   /** Step 7: poll /v1/models every second until 200, up to plan.readiness.timeoutS. */
-  pollReadiness(plan: UpPlan, lock?: LockUse): Promise<ReadinessProbe>;
+  pollReadiness(plan: UpStepPlan, lock?: LockUse): Promise<ReadinessProbe>;
   /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
   verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult>;
   /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */

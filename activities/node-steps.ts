@@ -3,10 +3,10 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpPlan, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpCheckInput, UpPlan, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
-import { refusePlan } from '../runtime/plan-check.js';
-import type { LockUse, PlanCheck, StartInput, StopInput, VerifyInput } from './contract.js';
+import { planDigest, refusePlan } from '../runtime/plan-check.js';
+import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
 import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';
 import { toFailure } from './errors.js';
@@ -37,19 +37,19 @@ export function nodeStepActivities(deps: ActivityDeps) {
 
   return {
     /** Before step 1: the plan must be the one the worker's own nodes.json and profiles make (else Refused, one line). */
-    async checkPlan(plan: UpPlan | DownPlan): Promise<PlanCheck> {
+    async checkPlan(plan: UpPlan | UpCheckInput | DownPlan): Promise<PlanCheck> {
       const mine = (plan as { action?: unknown } | null)?.action === 'down' ? own.down(plan) : own.up(plan);
       log('plan checked', mine.node);
-      return { node: mine.node, nodesFile: deps.files.load().config.file };
+      return { node: mine.node, nodesFile: deps.files.load().config.file, planDigest: planDigest(mine) };
     },
     /** Step 1: read-only checks on the node (recipe, image, mounts, HF cache, other vLLM, connections). */
-    async runPreflight(input: UpPlan, lock?: LockUse): Promise<PreflightReport> {
+    async runPreflight(input: UpStepPlan, lock?: LockUse): Promise<PreflightReport> {
       const plan = own.up(input);
       log('preflight', plan.node);
       return run(plan.target, plan.recipe, lock, (s, o) => steps.runPreflight(s, plan, o));
     },
     /** Step 2: create the pulse-mkdir directories (mkdir -p: a retry is harmless). */
-    async makeDirs(input: UpPlan, lock?: LockUse): Promise<MkdirResult> {
+    async makeDirs(input: UpStepPlan, lock?: LockUse): Promise<MkdirResult> {
       const plan = own.up(input);
       log('mkdir', plan.node);
       return run(plan.target, plan.recipe, lock, async (s, o) => {
@@ -64,7 +64,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
       return run(stop.target, stop.recipe, lock, (s, o) => steps.stopServer(s, stop.recipe, o));
     },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
-    async writeEnv(input: UpPlan, lock?: LockUse): Promise<WriteEnvResult> {
+    async writeEnv(input: UpStepPlan, lock?: LockUse): Promise<WriteEnvResult> {
       const plan = own.up(input);
       log('write .env', plan.node);
       return run(plan.target, plan.recipe, lock, (s, o) => steps.writeEnv(s, plan, o));

@@ -4,9 +4,9 @@
  * half an hour: all of them would be noise, and too much for history).
  */
 import { Context } from '@temporalio/activity';
-import type { MemorySample, ReadinessProbe, ReadinessSeen, UpPlan } from '../runtime/model/index.js';
+import type { MemorySample, ReadinessProbe, ReadinessSeen } from '../runtime/model/index.js';
 import { authority } from './authority.js';
-import type { LockUse } from './contract.js';
+import type { LockUse, UpStepPlan } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
@@ -29,7 +29,7 @@ export function waitActivities(deps: ActivityDeps) {
 
   return {
     /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
-    async waitForMemory(input: UpPlan, lock?: LockUse): Promise<MemorySample> {
+    async waitForMemory(input: UpStepPlan, lock?: LockUse): Promise<MemorySample> {
       const plan = own.up(input);
       log('memory wait', plan.node);
       const session = deps.nodes.session(plan.target);
@@ -50,7 +50,7 @@ export function waitActivities(deps: ActivityDeps) {
       });
     },
     /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
-    async pollReadiness(input: UpPlan, lock?: LockUse): Promise<ReadinessProbe> {
+    async pollReadiness(input: UpStepPlan, lock?: LockUse): Promise<ReadinessProbe> {
       const plan = own.up(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);

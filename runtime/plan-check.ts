@@ -7,6 +7,7 @@
  * mounts, the protected flag, the gateway fleet) is then the worker's, never the input's. Pure: the caller loads
  * the files (activities/authority.ts).
  */
+import { createHash } from 'node:crypto';
 import type { DownPlan, UpPlan } from './model/index.js';
 import type { NodesConfig } from './config/nodes.js';
 import { overlayOf, type Overlay } from './config/overlay.js';
@@ -111,13 +112,33 @@ function cause(files: WorkerFiles, madeAtMs: number | null, profile: string | nu
   };
 }
 
-/** Refuse unless `input` equals the worker's own plan; names the first differences and their likely cause. */
-function sameOrRefuse<T>(files: WorkerFiles, input: Obj, own: T, madeAtMs: number | null, profile: string | null): T {
-  const mine = JSON.parse(JSON.stringify(own)) as T;
-  const diffs = differences(input, mine);
-  if (diffs.length === 0) return mine;
+/** Refuse unless `input` equals `own` (the worker's plan, or the part the input carries); names the first differences and their likely cause. */
+function refuseDifferences(files: WorkerFiles, input: Obj, own: unknown, madeAtMs: number | null, profile: string | null): void {
+  const diffs = differences(input, JSON.parse(JSON.stringify(own)));
+  if (diffs.length === 0) return;
   const c = cause(files, madeAtMs, profile);
   throw refusePlan(`${c.why}: ${describeDifferences(diffs)}`, c.hint);
+}
+
+/** `input` if it equals the worker's `own` (as JSON); else the refusal naming the differences. */
+function sameOrRefuse<T>(files: WorkerFiles, input: Obj, own: T, madeAtMs: number | null, profile: string | null): T {
+  refuseDifferences(files, input, own, madeAtMs, profile);
+  return JSON.parse(JSON.stringify(own)) as T;
+}
+
+/** JSON with every object's keys sorted: one text for one plan, whatever order its keys were set in. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Obj;
+    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** sha256 of the canonical JSON of a plan: what checkPlan returns and every UpPlanRef names (planDigest). */
+export function planDigest(plan: UpPlan | DownPlan): string {
+  return createHash('sha256').update(canonical(plan), 'utf8').digest('hex');
 }
 
 /** The rebuild itself: a config error of the worker's own files is the worker's refusal too. */
@@ -129,9 +150,8 @@ function rebuilt<T>(build: () => T): T {
   }
 }
 
-/** The worker's own UpPlan for what `input` names; refuses any other difference (see the file comment). */
-export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
-  const o = obj(input, 'the up plan');
+/** The worker's own UpPlan for the names in `o` (a plan, a check input or an UpPlanRef: the same keys), and its time. */
+function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; profile: string } {
   if (o['action'] !== 'up' || o['version'] !== 1) throw refusePlan('not an up plan of version 1');
   const node = knownNode(files, o);
   const profile = field(o, 'profile', '', isString, 'a profile name');
@@ -160,11 +180,31 @@ export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   if (o['backups'] === undefined) delete own.backups;
   // A wait budget is an option like --timeout-s: it changes how long pulse waits, never what runs.
   own.memory.timeoutS = memTimeoutS;
-  const mine = sameOrRefuse(files, o, own, now.getTime(), profile);
+  return { own: JSON.parse(JSON.stringify(own)) as UpPlan, now, profile };
+}
+
+/**
+ * The worker's own UpPlan for what `input` names; refuses any other difference (see the file comment). The input is
+ * the whole plan (the workflow input; older deploys' steps), the check input (the plan without the .env text and key
+ * map: the worker's own are what run) or an UpPlanRef, whose planDigest must be the digest of the rebuilt plan.
+ */
+export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
+  const o = obj(input, 'the up plan');
+  const { own, now, profile } = ownUpFromNames(files, o);
+  if (Object.hasOwn(o, 'planDigest')) {
+    if (o['planDigest'] !== planDigest(own)) {
+      const c = cause(files, now.getTime(), profile);
+      throw refusePlan(`${c.why}: the plan this step rebuilds differs from the one checked before step 1 (planDigest)`, c.hint);
+    }
+  } else {
+    const env = obj(o['env'], 'env');
+    const checkInput = !Object.hasOwn(env, 'text') && !Object.hasOwn(env, 'values');
+    refuseDifferences(files, o, checkInput ? { ...own, env: { identity: own.env.identity, path: own.env.path } } : own, now.getTime(), profile);
+  }
   // The refusals of the worker's own profile and node: render-only, experimental without --experimental, protected
   // without --yes (the two flags are the user's, as on the CLI).
-  checkRefusals(mine, files.profiles.get(profile) ?? null, { experimental: mine.experimental, dryRun: false });
-  return mine;
+  checkRefusals(own, files.profiles.get(profile) ?? null, { experimental: own.experimental, dryRun: false });
+  return own;
 }
 
 /** The time of a file-name stamp (20260923T101500Z). */

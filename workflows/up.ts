@@ -8,11 +8,12 @@
  * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
  */
 import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
-import type { LockUse, StateInput } from '../activities/contract.js';
+import type { LockUse, StateInput, UpStepPlan } from '../activities/contract.js';
 import { FAILURES } from '../runtime/failures.js';
 import { FRAME_STEPS, UP_STEPS } from '../runtime/steps/catalog.js';
 import { AUTHORITY_PATCH } from './definitions.js';
 import { stepActivity } from './options.js';
+import { PLAN_REF_PATCH, upCheckInput, upPlanRef } from './plan-ref.js';
 import { rollbackCommand } from './result.js';
 import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
@@ -42,6 +43,8 @@ function upActivities(plan: UpPlan) {
 
 interface UpRun {
   plan: UpPlan;
+  /** What each node step gets: the UpPlanRef once the check returned its digest (PLAN_REF_PATCH), else the whole plan. */
+  step: UpStepPlan;
   acts: ReturnType<typeof upActivities>;
   t: StepTracker;
   saga: SagaState;
@@ -58,6 +61,7 @@ interface UpRun {
 export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
   const run: UpRun = {
     plan,
+    step: plan,
     acts: upActivities(plan),
     t: new StepTracker(plan.node, 'up'),
     saga: { armed: false },
@@ -71,7 +75,13 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
     // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
-    if (patched(AUTHORITY_PATCH)) await run.t.run(FRAME_STEPS.check, () => run.acts.check(plan));
+    if (patched(AUTHORITY_PATCH)) {
+      // Since PLAN_REF_PATCH the check gets the plan without its .env and every later node step only the names and
+      // the digest it returns (plan-ref.ts): the plan is in history once, as the workflow input.
+      const narrow = patched(PLAN_REF_PATCH);
+      const checked = await run.t.run(FRAME_STEPS.check, () => run.acts.check(narrow ? upCheckInput(plan) : plan));
+      if (narrow && checked.planDigest) run.step = upPlanRef(plan, checked.planDigest);
+    }
     // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.
     if (patched(NODE_LOCK_PATCH)) {
       run.lock = [{ nodeLock: true }];
@@ -92,37 +102,38 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
 }
 
 async function runSteps(run: UpRun): Promise<void> {
-  const { plan, acts, t } = run;
-  run.pre = await t.run(UP_STEPS.preflight, () => acts.preflight(plan, ...run.lock));
+  const { plan, step, acts, t } = run;
+  run.pre = await t.run(UP_STEPS.preflight, () => acts.preflight(step, ...run.lock));
   if (!run.pre.ok) {
     const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     throw ApplicationFailure.create({ type: FAILURES.precondition.type, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
   }
-  if (run.pre.sameIdentityRunning && !plan.restart) {
+  // Preflight decided it (runtime/steps/preflight.ts decideSkip: --restart, a changed .env or mount, ...).
+  if (run.pre.sameIdentityRunning) {
     run.result.mode = 'same-identity';
     return finishSteps(run, null);
   }
-  await t.run(UP_STEPS.mkdir, () => acts.mkdir(plan, ...run.lock));
+  await t.run(UP_STEPS.mkdir, () => acts.mkdir(step, ...run.lock));
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
   await t.run(UP_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...run.lock));
-  await t.run(UP_STEPS.memory, () => acts.memory(plan, ...run.lock));
-  run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(plan, ...run.lock));
+  await t.run(UP_STEPS.memory, () => acts.memory(step, ...run.lock));
+  run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(step, ...run.lock));
   run.result.backupPath = run.written.backupPath;
   const info = workflowInfo();
   // One deploy ID for every attempt and every worker: the node's start marker makes start.sh run once per deploy.
   const deployId = `${info.workflowId}/${info.firstExecutionRunId}`;
   run.started = await t.run(UP_STEPS.start, async () => {
     await acts.starting(stateInput(run, 'starting', null));
-    return acts.start({ plan, deployId }, ...run.lock);
+    return acts.start({ plan: step, deployId }, ...run.lock);
   });
   await finishSteps(run, run.started.logPath);
 }
 
 /** Steps 7, 8, 9: also the whole deploy when the same identity already runs. */
 async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
-  const { plan, acts, t, result } = run;
-  await t.run(UP_STEPS.readiness, () => acts.readiness(plan, ...run.lock));
-  const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan, logPath }, ...run.lock));
+  const { step, acts, t, result } = run;
+  await t.run(UP_STEPS.readiness, () => acts.readiness(step, ...run.lock));
+  const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan: step, logPath }, ...run.lock));
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
   if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
   const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };

@@ -93,6 +93,23 @@ export interface UpPlan {
   backups?: { keep: number; protect: string | null };
 }
 
+/**
+ * What a node step of an up gets instead of the whole plan (issue 11: the plan, .env text included, travels in
+ * history once, as the workflow input). Only the names the worker rebuilds its own plan from (runtime/plan-check.ts
+ * ownUpPlan: the same keys as in the plan) and `planDigest`, the sha256 of the worker's own plan that the plan check
+ * (checkPlan, before step 1) returned: a step runs only when the plan it rebuilds has that digest.
+ */
+export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 'profile' | 'renderedAt' | 'confirmed' | 'experimental' | 'restart' | 'replacements' | 'memory' | 'readiness' | 'rollbackHint' | 'backups'> {
+  overlay: Pick<NonNullable<UpPlan['overlay']>, 'dir' | 'args' | 'manifestText'> | null;
+  planDigest: string;
+}
+
+/**
+ * The plan check's input for an up: the plan without the .env text and key map (the worker renders its own from
+ * the names; what it compares and hashes is everything else, env.identity's sha256 of the assignments included).
+ */
+export type UpCheckInput = Omit<UpPlan, 'env'> & { env: Omit<UpPlan['env'], 'text' | 'values'> };
+
 export interface DownPlan {
   action: 'down';
   version: 1;

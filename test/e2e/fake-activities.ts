@@ -4,7 +4,7 @@
  * The node tier and the simulator tests cover the real activities; here the subject is the client.
  */
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
-import type { PulseActivities, StateInput } from '../../activities/contract.js';
+import type { PulseActivities, StateInput, UpStepPlan } from '../../activities/contract.js';
 import type { PreflightReport, UpPlan, WaitProgress } from '../../runtime/model/index.js';
 
 export interface NodeScript {
@@ -45,6 +45,9 @@ function rec(node: string): Recorded {
   return r;
 }
 
+/** The fake check returns no planDigest, so the workflow hands every step the whole plan (as before the UpPlanRef). */
+const whole = (p: UpStepPlan): UpPlan => p as UpPlan;
+
 const of = (node: string): NodeScript => scripts.get(node) ?? { sameIdentity: false, currentProfile: null, readiness: 'ready' };
 
 function preflight(plan: UpPlan): PreflightReport {
@@ -57,7 +60,8 @@ function preflight(plan: UpPlan): PreflightReport {
   };
 }
 
-async function readiness(plan: UpPlan) {
+async function readiness(input: UpStepPlan) {
+  const plan = whole(input);
   const s = of(plan.node);
   const ctx = Context.current();
   if (s.dropFirst && ctx.info.attempt === 1) {
@@ -88,7 +92,7 @@ export const fakeActivities: PulseActivities = {
     return { lock: null };
   },
   async runPreflight(plan) {
-    return preflight(plan);
+    return preflight(whole(plan));
   },
   async makeDirs() {
     return {};
@@ -99,15 +103,18 @@ export const fakeActivities: PulseActivities = {
   async waitForMemory(plan) {
     return { memAvailableGiB: 110, gateGiB: plan.memory.gateGiB, watermarkScaleFactor: 10 };
   },
-  async writeEnv(plan) {
+  async writeEnv(input) {
+    const plan = whole(input);
     return { written: true, backupPath: `/recipes/${plan.node}/.env.pulse-bak-${plan.stamp}`, carriedSecretLines: 0 };
   },
-  async startServer({ plan }) {
+  async startServer(input) {
+    const plan = whole(input.plan);
     rec(plan.node).starts += 1;
     return { started: true, logPath: `/recipes/${plan.node}/logs/pulse-up-${plan.stamp}.log` };
   },
   pollReadiness: readiness,
-  async verifyServer({ plan }) {
+  async verifyServer(input) {
+    const plan = whole(input.plan);
     return {
       ok: true, servedModelName: plan.expect.servedModelName, maxModelLen: plan.expect.maxModelLen,
       kvCacheLine: 'GPU KV cache size: 1000 tokens', proofs: plan.proofs.map((text, i) => ({ text, found: i > 0 })), problems: [],

@@ -10,9 +10,10 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { readOverlay } from '../../runtime/config/overlay.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { ownDownPlan, ownStop, ownUpPlan, type WorkerFiles } from '../../runtime/plan-check.js';
+import { ownDownPlan, ownStop, ownUpPlan, planDigest, type WorkerFiles } from '../../runtime/plan-check.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import type { UpPlan } from '../../runtime/model/index.js';
+import { upCheckInput, upPlanRef } from '../../workflows/plan-ref.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const NOW = new Date('2026-09-23T10:15:00Z');
@@ -115,4 +116,28 @@ test('plan check: down plans and the stop step take only names; a protected stop
   const guarded = { node: 'spark1', target: s1.target, recipe: s1.recipe };
   assert.match(refusal(() => ownStop(files(), guarded)), /spark1 is protected: its stop step needs --yes/);
   assert.doesNotThrow(() => ownStop(files(), { ...guarded, confirmed: true }));
+});
+
+/** The narrow step inputs of issue 11 (workflows/plan-ref.ts), as the workflow builds them. */
+test('plan check: the check input (no .env text) and an UpPlanRef with the digest the check returns are accepted; the worker renders the .env', () => {
+  const p = plan({ restart: true, yes: true });
+  const digest = planDigest(ownUpPlan(files(), upCheckInput(p)));
+  assert.equal(digest, planDigest(p));
+  const ref = upPlanRef(p, digest);
+  assert.equal(JSON.stringify(ref).includes(p.env.text), false, 'the ref does not carry the .env');
+  assert.deepEqual(ownUpPlan(files(), ref), p);
+  const overlay = readOverlay(path.join(REPO_ROOT, 'test', 'fixtures', 'overlays', 'wins'));
+  const o = plan({ overlay, overlayWins: true });
+  assert.deepEqual(ownUpPlan(files(), upPlanRef(o, planDigest(o))), o);
+});
+
+test('plan check: an UpPlanRef whose rebuilt plan has another digest is refused (hand-made, or nodes.json edited since the check)', () => {
+  const p = plan();
+  assert.match(refusal(() => ownUpPlan(files(), upPlanRef(p, 'f'.repeat(64)))), /^plan refused by the worker: .*planDigest/);
+  assert.match(refusal(() => ownUpPlan(files(), { ...upPlanRef(p, planDigest(p)), restart: true })), /planDigest/);
+  const edited = files({ nodesMtimeMs: NOW.getTime() + 60_000 });
+  assert.match(refusal(() => ownUpPlan(edited, upPlanRef(p, 'f'.repeat(64)))), /nodes\.json changed since this plan was made/);
+  const c = upCheckInput(p);
+  c.recipe.start = '/tmp/evil.sh';
+  assert.match(refusal(() => ownUpPlan(files(), c)), /recipe\.start \(plan "\/tmp\/evil\.sh"/);
 });

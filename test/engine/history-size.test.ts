@@ -1,0 +1,64 @@
+/**
+ * History size (issue 11): a full `pulse model up` on a real dev server with the real activities on a simulated node
+ * keeps its workflow history small, because every activity gets only its own step's input (an UpPlanRef and the
+ * fields its step needs) and the rendered .env never travels in history. The bound is on the protobuf-encoded history
+ * the server stores and replays; on failure the test prints which events hold the bytes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import proto from '@temporalio/proto';
+import type { DeployResult } from '../../runtime/model/index.js';
+import { quietRuntime } from '../workflows/harness.js';
+import { secretNeedles } from './secrets.js';
+import { startRig } from './rig.js';
+import type { Rig } from './rig.js';
+
+const { temporal } = proto;
+const BOUND_BYTES = 16 * 1024;
+
+/** Bytes per event type, largest first: what fills the history. */
+function breakdown(events: proto.temporal.api.history.v1.IHistoryEvent[]): string {
+  const by = new Map<string, { n: number; bytes: number }>();
+  const names = new Map<string, string>();
+  for (const e of events) {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) names.set(String(e.eventId), scheduled);
+    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
+    const activity = scheduled ?? (done ? names.get(String(done)) : undefined);
+    const type = `${(temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).replace('EVENT_TYPE_', '')}${activity ? ` ${activity}` : ''}`;
+    const cur = by.get(type) ?? { n: 0, bytes: 0 };
+    cur.n += 1;
+    cur.bytes += temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
+    by.set(type, cur);
+  }
+  return [...by.entries()].sort((a, b) => b[1].bytes - a[1].bytes).map(([t, v]) => `${t} ×${v.n}: ${v.bytes} B`).join('\n');
+}
+
+describe('workflow history size', () => {
+  let rig: Rig;
+  before(async () => {
+    quietRuntime();
+    rig = await startRig(['spark1']);
+  });
+  after(async () => {
+    await rig?.close();
+  });
+
+  it(`a full up's encoded history is at most ${BOUND_BYTES} bytes and holds no secret`, async () => {
+    const w = await rig.worker();
+    await w.runUntil(async () => {
+      const h = await rig.start(rig.upPlan('spark1', 'best'));
+      const r = (await h.result()) as DeployResult;
+      assert.equal(r.ok, true, r.error ?? '');
+      assert.equal(r.mode, 'full');
+      const history = await rig.client.workflow.getHandle(h.workflowId, h.firstExecutionRunId).fetchHistory();
+      const events = history.events ?? [];
+      const bytes = temporal.api.history.v1.History.encode(history).finish().length;
+      const report = `full up: ${bytes} B encoded, ${events.length} events\n${breakdown(events)}`;
+      if (process.env['PULSE_HISTORY_SIZE'] === '1') console.log(report);
+      assert.ok(bytes <= BOUND_BYTES, report);
+      const text = JSON.stringify(history);
+      assert.deepEqual(secretNeedles().filter((n) => text.includes(n)), []);
+    });
+  });
+});
