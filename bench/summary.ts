@@ -58,6 +58,12 @@ async function main(): Promise<void> {
   }
   const ssh = load('ssh-connections');
   if (ssh) add('ssh connections per deploy', rows(ssh).map((r) => `${String(r['deploys'])}: ${String(r['perNodePerDeploy'])}`).join('; '), '1 per node', ssh['met'], 'ssh-connections.js');
+  const tun = load('tunnel-reconnect');
+  if (tun) {
+    const f = (k: string): string => { const v = tun[k] as Json; return `median ${String(v['median'])} ms, max ${String(v['max'])} ms`; };
+    const o = tun['outage'] as Json;
+    add('tunnel reconnect (ssh link killed)', `link back ${f('linkBack')}; 200 through the tunnel ${f('serving')}; endpoint enabled ${f('enabled')}; after a ${String(o['outageS'])} s sshd outage: ${String(o['sshdBackToLinkMs'])} ms from sshd back`, `link back ≤ ${String(tun['goalMs'])} ms`, tun['met'], 'tunnel-reconnect.js');
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

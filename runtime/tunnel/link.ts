@@ -23,7 +23,7 @@ export interface TunnelTimings {
   /** First reconnect delay; it doubles per failed attempt up to backoffMaxMs. */
   backoffMinMs: number;
   backoffMaxMs: number;
-  /** A link that stayed up this long resets the backoff to backoffMinMs. */
+  /** A lost link that stayed up this long (or that a probe answered through) resets the backoff to backoffMinMs. */
   stableMs: number;
   probeIntervalMs: number;
   probeTimeoutMs: number;
@@ -156,8 +156,10 @@ export class NodeTunnel {
         const why = await Promise.race([lost, stopped]);
         if (why === null) return;
         this.link = null;
+        // A link that served (a probe answered through it) or stayed up stableMs died a real death: retry at once
+        // (backoffMinMs). One that keeps dropping right after its handshake keeps doubling the delay instead.
+        if (this.health.probe?.ok === true || Date.now() - upAt >= this.timings.stableMs) attempt = 0;
         Object.assign(this.health, { connected: false, connectedSince: null, probe: null });
-        if (Date.now() - upAt >= this.timings.stableMs) attempt = 0;
         this.fail(`ssh link lost: ${why}`);
       } catch (e) {
         this.fail((e as Error).message);

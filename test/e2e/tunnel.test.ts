@@ -90,6 +90,8 @@ test('a changed host key is refused: the endpoint is disabled with the reason, a
   await wait('spark2 disabled by the refused host key', () => /HOST KEY CHANGED/.test(endpointOf(stateDir(), 'spark2')?.reason ?? ''));
   assert.equal(endpointOf(stateDir(), 'spark2')?.enabled, false);
   assert.match(tunnel!.output(), /spark2: .*HOST KEY CHANGED .*Refusing \(possible man-in-the-middle\)/);
+  // Each lost link had served (a probe answered through it), so each retry starts at the first backoff step again.
+  assert.equal([...tunnel!.output().matchAll(/spark2: ssh link lost: [^\n]*reconnecting in 0\.25 s/g)].length, 2, tunnel!.output());
   s.writeKnownHosts(s.knownHostsPath);
   await wait('spark2 enabled after the fix', () => endpointOf(stateDir(), 'spark2')?.enabled === true);
 });
