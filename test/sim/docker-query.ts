@@ -1,7 +1,7 @@
 /** The read-only docker subcommands of the simulator: ps, inspect (logs: docker-logs.ts). */
 import { DockerExit, takeAll, takeFlag, takeOption } from './docker-args.js';
 import { TemplateError, psRow, renderTemplate } from './docker-format.js';
-import { imageInfo } from './docker-image.js';
+import { hasImage, imageInfo } from './docker-image.js';
 import type { ContainerRecord } from './docker-state.js';
 import { findRecord, listRecords, readImages, readVolumes } from './docker-state.js';
 
@@ -84,7 +84,7 @@ export function inspect(dockerDir: string, args: string[], kind: 'object' | 'con
 function otherObject(dockerDir: string, ref: string, type: string | undefined): Record<string, unknown> | null {
   const want = (t: string) => type === undefined || type === t;
   const imageRef = /:[^/]*$/.test(ref) || ref.includes('@') ? ref : `${ref}:latest`;
-  if (want('image') && readImages(dockerDir).includes(imageRef)) return imageInfo(imageRef);
+  if (want('image') && hasImage(readImages(dockerDir), imageRef)) return imageInfo(imageRef);
   if (want('volume') && readVolumes(dockerDir).includes(ref)) {
     return { CreatedAt: '2026-09-20T08:00:00Z', Driver: 'local', Labels: null, Mountpoint: `/var/lib/docker/volumes/${ref}/_data`, Name: ref, Options: null, Scope: 'local' };
   }

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { appendJsonLine } from './control.js';
 import { DockerExit } from './docker-args.js';
+import { hasImage } from './docker-image.js';
 import type { ContainerRecord, MountRecord } from './docker-state.js';
 import { containerDir, dockerNow, loadRecord, readImages, removeRecord, reserveName, saveRecord, ZERO_TIME } from './docker-state.js';
 import { SIM_DIST } from './paths.js';
@@ -123,7 +124,7 @@ const IMAGE_ENV = ['PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sb
 export async function dockerRun(dockerDir: string, stateDir: string, args: string[]): Promise<number> {
   const spec = parseRun(args);
   const mounts = spec.volumes.map(parseVolume);
-  if (!readImages(dockerDir).includes(spec.image)) {
+  if (!hasImage(readImages(dockerDir), spec.image)) {
     throw new DockerExit(
       `Unable to find image '${spec.image}' locally\ndocker: Error response from daemon: pull access denied for ${spec.image.split(':')[0]}, repository does not exist or may require 'docker login'.`,
       125,
@@ -210,7 +211,10 @@ function runForeground(dockerDir: string, stateDir: string, rec: ContainerRecord
     cmd === 'nvidia-smi'
       ? spawnSync(process.execPath, [path.join(SIM_DIST, 'nvidia-smi.js'), ...rest], { stdio: 'inherit', env })
       : spawnSync(cmd ?? 'true', rest, { stdio: 'inherit', env });
-  const code = r.status ?? 137;
+  // A command that cannot be started fails the task's creation (docker/cli run.go: 126 cannot invoke, 127 not found).
+  const missing = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+  if (missing) process.stderr.write(`docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: exec: "${cmd}": executable file not found in $PATH: unknown\n`);
+  const code = missing ? 127 : r.error ? 126 : (r.status ?? 137);
   rec.State = { ...rec.State, Status: 'exited', Running: false, ExitCode: code, StartedAt: rec.Created, FinishedAt: dockerNow() };
   if (spec.autoRemove) removeRecord(dockerDir, rec.Name.slice(1));
   else saveRecord(dockerDir, rec);
