@@ -12,7 +12,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import ssh2 from 'ssh2';
+import { connect as connectTcp } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { openSshTransport } from '../../runtime/node/ssh.js';
+import { parseNodesConfig } from '../../runtime/config/nodes.js';
+import { runTunnels } from '../../runtime/tunnel/run.js';
+import { freePort } from '../helpers/dev-server.js';
+import { endpointOf } from '../helpers/tunnel.js';
+import { until } from '../helpers/until.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { runCli } from '../helpers/cli.js';
 import { scratch } from '../fuzz/gen.js';
@@ -23,6 +30,10 @@ interface Seen {
   methods: string[];
   requests: string[];
   commands: string[];
+  /** Session channels opened (every command needs one; a port forward does not). */
+  sessions?: number;
+  /** direct-tcpip channels (`ssh -L`'s): destination host:port. */
+  tcpip?: string[];
 }
 let server: ssh2.Server;
 let port = 0;
@@ -68,7 +79,15 @@ before(async () => {
       ctx.reject(['publickey', 'password', 'keyboard-interactive']);
     });
     client.on('ready', () => {
+      client.on('tcpip', (accept, _reject, info) => {
+        seen.tcpip = [...(seen.tcpip ?? []), `${info.destIP}:${info.destPort}`];
+        // A server behind the forward that answers every request 200 (the tunnel's GET /health probe).
+        const ch = accept();
+        ch.on('data', () => ch.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+        ch.on('error', () => undefined);
+      });
       client.on('session', (accept) => {
+        seen.sessions = (seen.sessions ?? 0) + 1;
         const session = accept();
         session.on('auth-agent', (acc) => {
           seen.requests.push('auth-agent');
@@ -160,6 +179,42 @@ test('no agent forwarding, even with ForwardAgent yes in the ssh config and a li
   const r = await connect(sshConfig('fwd', { knownHosts: knownHosts('kh-fwd', hostKey.pub), identity: clientKey.key, extra: ['  ForwardAgent yes'] }));
   assert.equal(r.ok, true, r.error);
   assert.equal(seen.requests.includes('auth-agent'), false, `requests: ${seen.requests.join(', ')}`);
+});
+
+test('pulse tunnel opens only direct-tcpip channels to BIND:PORT (no session, command or agent), on a 127.0.0.1 listener', async () => {
+  mode = 'accept';
+  process.env['PULSE_SSH_CONFIG'] = sshConfig('tun', { knownHosts: knownHosts('kh-tun', hostKey.pub), identity: clientKey.key, extra: ['  ForwardAgent yes'] });
+  seen = { methods: [], requests: [], commands: [], sessions: 0, tcpip: [] };
+  const localPort = await freePort();
+  const env = { HF_HOME: '/hf', BIND: '127.0.0.1', PORT: '8123' };
+  const config = parseNodesConfig(JSON.stringify({
+    nodes: {
+      gw: { host: 'local', env, gatewayUrl: 'http://127.0.0.1:8123/v1', recipes: {} },
+      rec: { host: 'ssh', ssh: 'rec', env, gatewayUrl: 'http://10.0.0.2:8123/v1', gatewayTunnel: { localPort }, recipes: {} },
+    },
+  }), 'nodes.json');
+  const stateDir = path.join(tmp.dir, 'tunnel-state');
+  const stop = new AbortController();
+  const lines: string[] = [];
+  const run = runTunnels({ config, stateDir, signal: stop.signal, log: (l) => lines.push(l), timings: { probeIntervalMs: 50 } });
+  try {
+    await until('the tunnelled endpoint enabled', () => endpointOf(stateDir, 'rec')?.enabled === true, 30_000, { detail: () => lines.join('\n') });
+    const lan = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    if (lan) {
+      const reached = await new Promise<boolean>((resolve) => {
+        const sock = connectTcp({ host: lan, port: localPort }, () => resolve(true));
+        sock.once('error', () => resolve(false));
+      });
+      assert.equal(reached, false, `the tunnel port must not answer on ${lan}`);
+    }
+  } finally {
+    stop.abort();
+    await run;
+  }
+  assert.deepEqual([...new Set(seen.tcpip)], ['127.0.0.1:8123']);
+  assert.equal(seen.sessions, 0, 'no session channel: no command, no shell');
+  assert.deepEqual([seen.commands, seen.requests], [[], []], 'no exec, no agent forwarding, no pty');
+  assert.equal(endpointOf(stateDir, 'rec')?.enabled, false, 'a clean stop disables the endpoint');
 });
 
 test('a changed host key is refused before any authentication (nothing sent, nothing run)', async () => {
