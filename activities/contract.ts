@@ -14,6 +14,7 @@ import type {
   PlanRecipe,
   PlanTarget,
   PreflightReport,
+  ReadinessEstimate,
   ReadinessProbe,
   StartResult,
   StopResult,
@@ -70,6 +71,8 @@ export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at
   previousIdentity?: EnvIdentity | null;
   /** Sent by older workflows; ignored: the gateway fragment is rebuilt from the worker's own nodes.json (its fleet). */
   fleet?: FleetEntry[];
+  /** State `up` after a start: how long its readiness wait took (s), kept for the next starts' estimate. */
+  readinessS?: number;
 }
 
 /** What checkPlan found: the plan is the worker's own (else it throws Refused). */
@@ -85,6 +88,8 @@ export interface PublishResult {
   /** Gateway warnings (e.g. "no enabled endpoint: first node stays enabled"). */
   warnings: string[];
   changed: boolean;
+  /** State `starting`: how long readiness usually takes here (absent from older workers). */
+  readiness?: ReadinessEstimate;
 }
 
 export interface PulseActivities {

@@ -5,6 +5,7 @@ import type { PublishResult, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
 import { nextLastKnownGood } from '../runtime/last-good.js';
+import { readinessHistoryAfter, readinessOnStart } from './readiness-history.js';
 import { redactSecrets, toFailure } from './errors.js';
 
 async function publish(deps: ActivityDeps, input: StateInput, failed = false): Promise<PublishResult> {
@@ -28,11 +29,12 @@ async function publish(deps: ActivityDeps, input: StateInput, failed = false): P
       runId: workflowExecution?.runId ?? null,
       at,
       lastKnownGood: nextLastKnownGood(old, change, at, workflowId),
+      ...readinessHistoryAfter(old, fields, input, at),
     };
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);
     deps.logger.info(`state ${fields.state} for ${fields.node}`, { fragmentChanged: r.changed });
-    return { warnings: r.warnings, changed: r.changed };
+    return { warnings: r.warnings, changed: r.changed, ...readinessOnStart(old, fields) };
   } catch (err) {
     throw toFailure(err, attempt, false);
   }

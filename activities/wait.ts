@@ -22,6 +22,7 @@ import type { StepOptions } from '../runtime/steps/index.js';
 import { FAILURES } from '../runtime/failures.js';
 import type { WaitProgress } from '../runtime/model/index.js';
 import { classify, toFailure } from './errors.js';
+import { serverLogOf } from '../runtime/vllm-phase.js';
 
 /**
  * What a wait that timed out did not see, in words. The saga puts the step in front (`readiness: …`), so the step's
@@ -50,6 +51,9 @@ export interface ProbeAnswer<T> {
   value: T;
   /** Kept for the next probes (and a resumed attempt): replaces the memo when set. */
   memo?: unknown;
+  /** Readiness: the server's phase from its log (null: none known in this tail, the last one seen stays shown). */
+  phase?: WaitProgress['phase'];
+  lastLine?: WaitProgress['lastLine'];
 }
 
 export interface WaitSpec<T> {
@@ -81,7 +85,7 @@ export function startCheckpoint(details: unknown, step: WaitProgress['step'], ti
   if (isCheckpoint(details, step)) {
     const elapsedMs = typeof details.elapsedMs === 'number' ? details.elapsedMs : details.elapsedS * 1000;
     const memo = (details as { memo?: unknown }).memo;
-    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs, ...(memo !== undefined ? { memo } : {}) };
+    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs, ...(memo !== undefined ? { memo } : {}), ...serverLogOf(details) };
   }
   return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, elapsedMs: 0 };
 }
@@ -99,6 +103,8 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
     if (spec.guard) await guardOnce(spec.guard, ctx);
     const answer = await probeOnce(spec, ctx, cp.memo);
     cp.lastAnswer = answer.answer;
+    if (answer.phase) cp.phase = answer.phase;
+    if (answer.lastLine !== undefined) cp.lastLine = answer.lastLine;
     if (answer.memo !== undefined) cp.memo = answer.memo;
     cp.elapsedMs = elapsed();
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);

@@ -62,7 +62,7 @@ export function paint(on: boolean, tone: Tone, text: string): string {
 export class LiveLine {
   private shown: string | null = null;
   private shownAt = 0;
-  private last: string | null = null;
+  private last: string | ((width: number) => string) | null = null;
   private readonly onResize = (): void => {
     if (this.shown !== null && this.last !== null) this.show(this.last);
   };
@@ -88,10 +88,13 @@ export class LiveLine {
     return `${up}\r${'\x1b[2K\x1b[1B'.repeat(rows - 1)}\x1b[2K${up}`;
   }
 
-  /** Draws (or redraws) the live line; `text` may hold colour, which does not count toward the width. */
-  show(text: string): void {
+  /**
+   * Draws (or redraws) the live line; `text` may hold colour, which does not count toward the width. A function is
+   * asked for the text at the width it gets (and again after a resize), so it can leave parts out instead of being cut.
+   */
+  show(text: string | ((width: number) => string)): void {
     const width = this.width();
-    const line = fitColoured(text, width - 1);
+    const line = fitColoured(typeof text === 'function' ? text(width - 1) : text, width - 1);
     this.out.write(this.erase(width) + line);
     this.shown = line;
     this.shownAt = width;

@@ -4,7 +4,10 @@
  * (cli/live-line.ts); off a terminal (a log, CI, a pipe) it is a plain line when its phase changes and at most one
  * heartbeat line a minute, with no control character. `quiet` keeps only the result and what went wrong.
  */
-import type { DeployResult, WaitProgress } from '../runtime/model/index.js';
+import type { DeployResult, ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
+import { about, slowerThanUsual } from '../runtime/readiness-eta.js';
+import { duration as durationOf } from '../runtime/format.js';
+import { hasServerView, plainWaitLine, waitLine, type WaitLineInput } from './wait-line.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { colourOn, LiveLine, paint, plainText, type Out } from './live-line.js';
 
@@ -54,6 +57,10 @@ export class ProgressPrinter {
   private plainPhase: string | null = null;
   private plainAt = 0;
   private retries = new Set<string>();
+  /** The running step's line (`7/9 readiness on spark2`), the readiness estimate, and whether "slower" was said. */
+  private running: string | null = null;
+  private estimate: ReadinessEstimate | null = null;
+  private slowSaid = false;
 
   /** `raw`: print each finished step's raw records there (--verbose); null prints none. */
   constructor(
@@ -95,6 +102,7 @@ export class ProgressPrinter {
   stepStarted(name: string): void {
     if (this.quiet) return;
     this.plainPhase = null; // a new step: its first wait line is a phase change
+    this.running = plainText(name);
     this.write(`→ ${name}`);
   }
 
@@ -113,8 +121,17 @@ export class ProgressPrinter {
     for (const l of lines) this.raw.out.write(`  ${this.raw.node}: ${plainText(l)}\n`);
   }
 
+  /** How long readiness usually takes here (the 'starting' state step's answer): the wait line measures against it. */
+  readinessEstimate(e: ReadinessEstimate): void {
+    this.estimate = e;
+  }
+
   waitProgress(p: WaitProgress): void {
     if (this.quiet) return;
+    if (hasServerView(p, this.estimate)) {
+      this.serverWait(p);
+      return;
+    }
     const text = formatWait(p);
     if (this.live) {
       this.live.show(text);
@@ -125,6 +142,25 @@ export class ProgressPrinter {
     this.plainPhase = phase;
     this.plainAt = this.now();
     this.write(text);
+  }
+
+  /** The readiness wait with the server's phase and the estimate (cli/wait-line.ts); off a terminal once per phase. */
+  private serverWait(p: WaitProgress): void {
+    const input: WaitLineInput = { name: this.running ?? `${p.step}`, wait: p, estimate: this.estimate };
+    if (!this.slowSaid && slowerThanUsual(this.estimate, p.elapsedS) && this.estimate?.estimateS) {
+      this.slowSaid = true;
+      const words = `${input.name}: ${durationOf(p.elapsedS)} so far, longer than usual here (${about(this.estimate.estimateS)} from ${this.estimate.samples} earlier start${this.estimate.samples === 1 ? '' : 's'})`;
+      this.emit(`  ${paint(this.colour, 'warn', `! ${plainText(words)}`)}`);
+    }
+    if (this.live) {
+      this.live.show((width) => waitLine(input, width));
+      return;
+    }
+    const phase = `${p.step}:${p.phase?.id ?? (p.lastLine ? 'log' : '')}`;
+    if (phase === this.plainPhase && this.now() - this.plainAt < PLAIN_HEARTBEAT_MS) return;
+    this.plainPhase = phase;
+    this.plainAt = this.now();
+    this.write(plainWaitLine(input));
   }
 
   /** Said once per attempt: a step failed and Temporal retries it (attempt N is Temporal's count). */

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { DeployResult, StepRaw, WaitProgress } from '../runtime/model/index.js';
+import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../runtime/model/index.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { noteOf, stepOfActivity } from '../runtime/steps/catalog.js';
 import type { ProgressPrinter } from './progress-printer.js';
@@ -49,6 +49,15 @@ export function decodeFirst(p: Payloads | null | undefined): unknown {
 
 function isDeployResult(v: unknown): v is DeployResult {
   return typeof v === 'object' && v !== null && 'ok' in v && 'action' in v && 'steps' in v;
+}
+
+/** The readiness estimate a state step's result carries (PublishResult.readiness), or null. */
+export function estimateOf(r: unknown): ReadinessEstimate | null {
+  const e = typeof r === 'object' && r !== null ? (r as { readiness?: unknown }).readiness : undefined;
+  if (typeof e !== 'object' || e === null) return null;
+  const { estimateS, samples, basis } = e as Partial<ReadinessEstimate>;
+  if (!(estimateS === null || (typeof estimateS === 'number' && Number.isFinite(estimateS))) || typeof samples !== 'number') return null;
+  return { estimateS: estimateS ?? null, samples, basis: basis === 'identity' || basis === 'profile' ? basis : 'none' };
 }
 
 function isWaitProgress(v: unknown): v is WaitProgress {
@@ -112,6 +121,8 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const note = done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null;
     p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
     p.rawRecords(rawOf(value));
+    const estimate = estimateOf(value);
+    if (estimate) p.readinessEstimate(estimate); // the 'starting' state step's answer (issue 18)
     return null;
   }
   return closeOutcome(ev);

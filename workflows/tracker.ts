@@ -6,7 +6,7 @@ import { defineQuery, setCurrentDetails, setHandler } from '@temporalio/workflow
 import { noteOf } from '../runtime/steps/catalog.js';
 import type { StepDef } from '../runtime/steps/catalog.js';
 import { PROGRESS_QUERY } from './definitions.js';
-import type { DeployProgress, DeployResult, StepRecord } from '../runtime/model/index.js';
+import type { DeployProgress, DeployResult, ReadinessEstimate, StepRecord } from '../runtime/model/index.js';
 
 /** Answers the deploy's live step list; see DeployProgress. */
 export const progressQuery = defineQuery<DeployProgress>(PROGRESS_QUERY);
@@ -20,6 +20,8 @@ export class StepTracker {
   private readonly started = Date.now();
   private current: StepRecord | null = null;
   private done = false;
+  /** How long readiness usually takes here, from the 'starting' state step (issue 18); shown with the readiness step. */
+  private estimate: ReadinessEstimate | null = null;
 
   constructor(
     private readonly node: string,
@@ -37,7 +39,8 @@ export class StepTracker {
     const { title } = def;
     this.records.push(rec);
     this.current = rec;
-    this.details(`**${title}** (${this.action} on ${this.node}) since ${rec.startedAt}`);
+    const usual = def.step === 'readiness' && this.estimate ? `; ${estimateText(this.estimate)}` : '';
+    this.details(`**${title}** (${this.action} on ${this.node}) since ${rec.startedAt}${usual}`);
     try {
       const r = await fn();
       rec.state = 'ok';
@@ -51,6 +54,16 @@ export class StepTracker {
       rec.ms = Date.now() - Date.parse(rec.startedAt);
       this.current = null;
     }
+  }
+
+  /** The readiness estimate of this start (the 'starting' state step's answer; older workers give none). */
+  setReadinessEstimate(e: ReadinessEstimate | undefined): void {
+    if (e && typeof e === 'object' && (e.estimateS === null || typeof e.estimateS === 'number')) this.estimate = e;
+  }
+
+  /** How long a finished step took by the workflow clock (the readiness wait, for the next estimate), or null. */
+  msOf(step: string): number | null {
+    return this.records.filter((r) => r.step === step && r.state === 'ok').at(-1)?.ms ?? null;
   }
 
   /** The step that failed last (for the "<step>: <error>" message), if any. */
@@ -72,6 +85,7 @@ export class StepTracker {
       startedAt: iso(this.started),
       steps: this.records.map((r) => ({ ...r })),
       done: this.done,
+      ...(this.estimate ? { readinessEstimate: { ...this.estimate } } : {}),
     };
   }
 
@@ -83,4 +97,11 @@ export class StepTracker {
     // Current details (SDK >= 1.12) are shown on the workflow page of the UI; not part of history.
     setCurrentDetails(text);
   }
+}
+
+/** `usually ~15 min here (5 earlier starts)`; the CLI words it itself (runtime/readiness-eta.ts, not in the bundle). */
+function estimateText(e: ReadinessEstimate): string {
+  if (e.estimateS === null) return 'first start of this profile here';
+  const m = Math.max(1, Math.round(e.estimateS / 60));
+  return `usually ~${m} min here (${e.samples} earlier start${e.samples === 1 ? '' : 's'} of this ${e.basis === 'identity' ? '.env' : 'profile'})`;
 }

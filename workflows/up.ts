@@ -123,7 +123,7 @@ async function runSteps(run: UpRun): Promise<void> {
   // One deploy ID for every attempt and every worker: the node's start marker makes start.sh run once per deploy.
   const deployId = `${info.workflowId}/${info.firstExecutionRunId}`;
   run.started = await t.run(UP_STEPS.start, async () => {
-    await acts.starting(stateInput(run, 'starting', null));
+    t.setReadinessEstimate((await acts.starting(stateInput(run, 'starting', null)))?.readiness);
     return acts.start({ plan: step, deployId }, ...run.lock);
   });
   await finishSteps(run, run.started.logPath);
@@ -136,7 +136,12 @@ async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan: step, logPath }, ...run.lock));
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
   if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
-  const input = { ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName };
+  // After a start, the readiness wait's length (workflow clock) goes to the node state for the next estimate.
+  const waited = run.started ? t.msOf('readiness') : null;
+  const input = {
+    ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName,
+    ...(waited !== null ? { readinessS: Math.round(waited / 1000) } : {}),
+  };
   const pub = await t.run(UP_STEPS.publish, () => acts.publish(input));
   result.warnings.push(...pub.warnings);
   result.ok = true;

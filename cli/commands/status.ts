@@ -45,6 +45,7 @@ async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, 
     return {
       workflowId: id, runId: d.runId, action: p?.action ?? (d.type === 'downWorkflow' ? 'down' : 'up'), profile: profile ?? null,
       step: p?.step ?? null, ...stepNumber(p), elapsedS: Math.round((Date.now() - started) / 1000), wait: waitOf(d.raw.pendingActivities), uiUrl: ui(id, d.runId),
+      ...(p?.readinessEstimate ? { readinessEstimate: p.readinessEstimate } : {}),
     };
   } catch (e) {
     if ((e as Error)?.name === 'WorkflowNotFoundError') return null;

@@ -1,5 +1,6 @@
 /** What pulse records about a node: its last deploy (nodes/<node>.json) and its deploy lock. */
 import type { EnvIdentity } from './plan.js';
+import type { ReadinessSample } from './progress.js';
 
 export type NodeStateKind = 'up' | 'down' | 'failed' | 'starting';
 
@@ -27,6 +28,8 @@ export interface NodeState {
   previousProfile: string | null;
   /** The last verified up on the node (absent in state files written before it existed). */
   lastKnownGood?: LastKnownGood | null;
+  /** Readiness durations of the node's recent successful starts (runtime/readiness-eta.ts; absent in older files). */
+  readinessHistory?: ReadinessSample[];
 }
 
 /**

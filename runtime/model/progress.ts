@@ -7,6 +7,43 @@ export interface WaitProgress {
   lastAnswer: string;
   elapsedS: number;
   timeoutS: number;
+  /** Readiness: the server's own phase, read from the tail of the container log (runtime/vllm-phase.ts). */
+  phase?: ServerPhase | null;
+  /** Readiness: the container log's last line (cut), shown when no known phase was seen yet. */
+  lastLine?: string | null;
+}
+
+/** Where a starting vLLM server is, from the lines it logs (runtime/vllm-phase.ts reads them). */
+export interface ServerPhase {
+  id: 'starting' | 'weights' | 'loaded' | 'compiling' | 'kv-cache' | 'cuda-graphs' | 'api-server';
+  /** The words shown: `loading weights 23/38`, `CUDA graph capture 30/67`, `KV cache allocated (1,234,560 tokens)`. */
+  words: string;
+  /** Progress inside the phase (shards, graphs), when the line says it. */
+  done?: number;
+  total?: number;
+}
+
+/** One successful start's readiness wait, kept in the node state (runtime/readiness-eta.ts bounds the list). */
+export interface ReadinessSample {
+  profile: string;
+  /** The .env identity's sha256 (runtime/model/plan.ts EnvIdentity). */
+  sha256: string;
+  /** Seconds from the start of the readiness wait to the first 200. */
+  s: number;
+  /** When it was recorded (ISO). */
+  at: string;
+}
+
+/**
+ * How long readiness usually takes on this node, from the readiness durations of earlier successful starts
+ * (runtime/readiness-eta.ts): of the same .env identity when there are some, else of the same profile.
+ */
+export interface ReadinessEstimate {
+  /** The estimate (median of the recent durations), or null for a first start of this profile on the node. */
+  estimateS: number | null;
+  /** How many earlier starts it is made of. */
+  samples: number;
+  basis: 'identity' | 'profile' | 'none';
 }
 
 /** One step as the `progress` query reports it. */
@@ -33,6 +70,8 @@ export interface DeployProgress {
   /** ISO time the workflow began. */
   startedAt: string;
   wait?: WaitProgress;
+  /** The readiness estimate the 'starting' state step found (absent in deploys started before it existed). */
+  readinessEstimate?: ReadinessEstimate;
   steps: StepRecord[];
   done: boolean;
 }

@@ -1,6 +1,7 @@
 /** Step results: what each activity returns (JSON-safe, secret-free; stored in history). */
 import type { NodeLock } from './node-state.js';
 import type { EnvIdentity } from './plan.js';
+import type { ServerPhase } from './progress.js';
 
 /**
  * The raw `@pulse` lines of a step's script run(s), so `up/down/watch --verbose` can show them from history (and
@@ -101,6 +102,10 @@ export interface ReadinessProbe extends StepRaw {
   detail: string;
   /** The container as a probe that got no 200 saw it (the wait keeps the first one to notice restarts); absent otherwise. */
   container?: ReadinessSeen | null;
+  /** The server's phase from the container log's tail (a probe without a 200 reads one); absent otherwise. */
+  phase?: ServerPhase | null;
+  /** That tail's last line, cut (shown while no known phase was seen). */
+  lastLine?: string | null;
 }
 
 /** The container a readiness wait first saw: a later probe fails when it was replaced or restarted since. */

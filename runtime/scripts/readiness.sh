@@ -4,7 +4,8 @@
 # the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
 # A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER, PULSE_SEEN_ID and
-# PULSE_SEEN_RESTARTS (optional). Records: readiness; container{id,status,exitCode,restartCount} when no 200.
+# PULSE_SEEN_RESTARTS (optional). Records: readiness; container{id,status,exitCode,restartCount} and log-tail{text}
+# (the container log's last lines, at most 4 KB) when no 200.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
@@ -44,6 +45,13 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
       pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $logs"
     fi
   fi
+fi
+# The server's own phase (loading weights, compiling, ...): the last few KB of its log, never the whole log (docker
+# reads a --tail from the end of the file), as one record the controller parses (runtime/vllm-phase.ts). Like all
+# output of a script it leaves the node through pulse_redact, so a secret in a log line never does.
+if [[ $code != 200 && $code != 401 && -n ${cid:-} ]]; then
+  tail=$(docker logs --tail 40 "$PULSE_CONTAINER" 2>&1 </dev/null | tail -c 4096) || true
+  [[ -z $tail ]] || pulse_record log-tail text="$tail"
 fi
 # vLLM answers 401 only once it serves, and only when its key (--api-key, else VLLM_API_KEY) is not the one sent:
 # waiting cannot change that, so it is its own failure now, not "not ready" until the readiness timeout.

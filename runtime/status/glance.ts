@@ -4,6 +4,7 @@
  * duration format. table.ts lays them out.
  */
 import { duration } from '../format.js';
+import { estimateWords } from '../readiness-eta.js';
 import type { DeployInProgress, MemoryStatus, NodeStatus } from './types.js';
 
 /** `20 of 128` (GiB): the MEM column. */
@@ -61,5 +62,21 @@ export function deployText(d: DeployInProgress): string {
   const parts = [`${d.workflowId} ${d.action ?? ''} ${d.profile ?? ''} step ${d.step ?? '?'}${n}`.replace(/ +/g, ' ')];
   if (d.elapsedS !== null) parts.push(`${duration(d.elapsedS)} in the deploy`);
   if (d.wait) parts.push(`waiting ${duration(d.wait.elapsedS)} of ${duration(d.wait.timeoutS)} (${waitShare(d)})`);
+  parts.push(...serverParts(d));
   return parts.join(', ');
+}
+
+/** A readiness wait's server phase (or its log's last line) and how long readiness usually takes here (issue 18). */
+function serverParts(d: DeployInProgress): string[] {
+  const out: string[] = [];
+  const w = d.wait;
+  if (w?.step === 'readiness') {
+    const words = w.phase?.words ?? (w.lastLine ? `log: ${w.lastLine}` : null);
+    if (words) out.push(words.replace(/[\x00-\x1f\x7f]/g, ' '));
+  }
+  if (d.readinessEstimate && (d.step === 'readiness' || d.step === 'start')) {
+    const e = d.readinessEstimate;
+    out.push(e.estimateS === null ? estimateWords(e) : `readiness usually ${estimateWords(e)}`);
+  }
+  return out;
 }

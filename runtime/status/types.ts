@@ -3,7 +3,7 @@
  * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
  * saying why.
  */
-import type { LastKnownGood, NodeLock, NodeStateKind } from '../model/index.js';
+import type { LastKnownGood, NodeLock, NodeStateKind, ReadinessEstimate, ServerPhase } from '../model/index.js';
 import type { LogConfigStatus } from './log-config.js';
 import type { TunnelStatus } from '../tunnel/health.js';
 
@@ -129,7 +129,9 @@ export interface DeployInProgress {
   stepCount: number | null;
   elapsedS: number | null;
   /** The wait of a polling step (memory, readiness): seconds waited of its budget, from the activity's heartbeat. */
-  wait: { step: string; elapsedS: number; timeoutS: number; attempt: number } | null;
+  wait: { step: string; elapsedS: number; timeoutS: number; attempt: number; phase?: ServerPhase | null; lastLine?: string | null } | null;
+  /** How long readiness usually takes on the node (the deploy's 'starting' state step found it); absent when unknown. */
+  readinessEstimate?: ReadinessEstimate | null;
   uiUrl: string | null;
 }
 

@@ -5,6 +5,7 @@ import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { readinessInputs, verifyInputs } from './inputs.js';
 import { kvCacheSummary } from './kv-cache.js';
+import { readServerLog } from '../vllm-phase.js';
 import { lastRecord, num, recordsOf, runStep, str, bool } from './run.js';
 import type { StepOptions } from './run.js';
 
@@ -30,7 +31,12 @@ export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: 
   const id = str(c, 'id');
   const restarts = num(c, 'restartCount');
   const container = id && restarts !== null ? { containerId: id, restartCount: restarts } : null;
-  return { ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer', container };
+  const tail = lastRecord(result, 'log-tail');
+  const log = tail ? readServerLog(str(tail, 'text')) : null;
+  return {
+    ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer', container,
+    ...(log ? { phase: log.phase, lastLine: log.lastLine } : {}),
+  };
 }
 
 interface ModelsAnswer {

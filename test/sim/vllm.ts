@@ -14,6 +14,7 @@ import type { NodeControl } from './control.js';
 import { chatCompletion } from './vllm-chat.js';
 import type { ChatSetup } from './vllm-chat.js';
 import { ContainerLog, kvCacheLines, kvCacheTokens, proofLines } from './vllm-log.js';
+import { logCompile, logGraphs, logWeights } from './vllm-startup.js';
 import { traitsOf } from './vllm-release.js';
 
 interface ServeArgs {
@@ -92,11 +93,9 @@ process.on('SIGTERM', () => {
   tick();
 });
 
-function logLoaded(args: ServeArgs, maxLen: number): void {
+function logKvCache(args: ServeArgs, maxLen: number): void {
   const util = Number(args.flags['gpu-memory-utilization'] ?? 0.9);
   const tokens = kvCacheTokens(util, args.flags['kv-cache-dtype'] ?? 'auto');
-  log.engine('default_loader.py:262', 'Loading weights took 41.27 seconds');
-  for (const line of proofLines(process.env, mountTargets())) log.engine('qwen3_next_mtp.py:118', line);
   kvCacheLines(traits, tokens, maxLen).forEach(([source, line]) => log.engine(source, line));
 }
 
@@ -139,13 +138,20 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
     log.write('stderr', 'RuntimeError: CUDA error: out of memory (simulated crash at start)', 'EngineCore');
     process.exit(1);
   }
-  await sleep(control.readyDelayMs / 2);
+  // The cold start's phases on the node's ready delay (vllm-startup.ts): weights to 45 %, death at 50 %, compile and
+  // KV cache to 72 %, CUDA graphs to 97 %, the API server at 100 %.
+  const delay = control.readyDelayMs;
+  await logWeights(log, traits, args.model, delay);
+  for (const line of proofLines(process.env, mountTargets())) log.engine('qwen3_next_mtp.py:118', line);
+  await sleep(delay * 0.05);
   if (control.failure === 'die-during-readiness') {
     log.write('stderr', 'RuntimeError: Engine core initialization failed (simulated death during readiness)', 'EngineCore');
     process.exit(1);
   }
-  logLoaded(args, maxLen);
-  await sleep(control.readyDelayMs / 2);
+  await logCompile(log, traits, delay);
+  logKvCache(args, maxLen);
+  await logGraphs(log, traits, delay);
+  await sleep(delay * 0.03);
   if (control.failure === 'never-ready') {
     log.engine('backends.py:39', 'Compiling a graph for dynamic shape takes 12.1 s (simulated: never ready)');
     setInterval(() => undefined, 1 << 30); // stays alive, never listens
