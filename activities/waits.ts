@@ -68,8 +68,8 @@ export function waitActivities(deps: ActivityDeps) {
           const seen = seenOf(memo);
           const p = await steps.probeReadiness(rec.session, plan, o, seen);
           const answer = p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`;
-          const log = p.phase !== undefined || p.lastLine !== undefined ? { phase: p.phase ?? null, lastLine: p.lastLine ?? null } : {};
-          return { done: p.ready, answer, value: rec.attach(p), ...(!seen && p.container ? { memo: p.container } : {}), ...log };
+          const server = p.phase !== undefined || p.lastLine !== undefined ? { phase: p.phase ?? null, lastLine: p.lastLine ?? null } : {};
+          return { done: p.ready, answer, value: rec.attach(p), ...(!seen && p.container ? { memo: p.container } : {}), ...server };
         },
       });
     },
