@@ -30,6 +30,7 @@ const EXAMPLES: Record<string, string[]> = {
   'model history': ['pulse model history', 'pulse model history --node spark2 --limit 5 --json'],
   'model diff': ['pulse model diff best --node spark2         # exit 1 when the running .env differs'],
   'model logs': ['pulse model logs --node spark2 --tail 50', 'pulse model logs --node spark2 -f', 'pulse model logs --node spark2 --deploy'],
+  completion: ['pulse completion bash > ~/.local/share/bash-completion/completions/pulse', 'pulse completion zsh > "${fpath[1]}/_pulse"'],
   worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
   tunnel: ['pulse tunnel                               # on the gateway host; systemd: deploy/systemd/pulse-tunnel.service'],
 };

@@ -1,4 +1,5 @@
 /** Parsed options of each command, as program.ts hands them to the command modules. */
+import type { Command } from 'commander';
 
 export interface GlobalOptions {
   /** --nodes FILE or PULSE_NODES; default runtime/nodes.json beside the package. */
@@ -71,6 +72,14 @@ export interface DiffOptions extends NodeOnlyOptions {
   profile: string;
   overlay: string | undefined;
   overlayWins: boolean;
+}
+
+export interface CompletionOptions extends GlobalOptions {
+  shell: string | undefined;
+  /** --list profiles|nodes: the names the scripts complete. */
+  list: string | undefined;
+  /** The whole command table, which the scripts are generated from. */
+  root: Command;
 }
 
 export type FragmentOptions = GlobalOptions;

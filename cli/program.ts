@@ -266,6 +266,16 @@ export function buildProgram(exit: ExitSink): Command {
       await runLazy(() => import('./commands/tunnel.js'), opts);
     });
 
+  program
+    .command('completion')
+    .description('Print the shell completion script (bash or zsh), generated from this command table.')
+    .argument('[shell]', 'bash or zsh')
+    .addOption(new Option('--list <what>', 'the names the scripts complete: profiles or nodes').hideHelp())
+    .action(async (shell: string | undefined, o: Flags, cmd: Command) => {
+      const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), root: program };
+      await runLazy(() => import('./commands/completion.js'), opts);
+    });
+
   teach(program);
   return program;
 }

@@ -1,6 +1,7 @@
 /**
  * `pulse model fragment`: rewrite gateway-backends.json from the saved node states and nodes.json, print what
- * changed per endpoint and the three steps the operator takes (pulse never touches the gateway). Local only: it
+ * changed per endpoint and, when the file changed, the steps the operator takes (pulse never touches the gateway;
+ * a file that did not change needs none, so they are not printed again). Local only: it
  * loads neither the Temporal SDK nor ssh2.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
@@ -22,7 +23,9 @@ export function fragmentReport(r: PublishResult): string[] {
   const lines = [`gateway backend file: ${r.path} (${r.changed ? 'rewritten' : 'unchanged, not rewritten'})`];
   lines.push(...r.endpoints.map(endpointLine));
   lines.push(...r.warnings.map((w) => `warning: ${w}`));
-  lines.push('', 'The gateway reads this file only when it starts. pulse does not do these steps:', ...operatorSteps(r.path).map((s) => `  ${s}`));
+  // Unchanged, the gateway already has it (or the steps were printed when it last changed): no steps to repeat.
+  if (r.changed) lines.push('', 'The gateway reads this file only when it starts. pulse does not do these steps:', ...operatorSteps(r.path).map((s) => `  ${s}`));
+  else lines.push('nothing changed: the gateway needs no restart for this file');
   return lines;
 }
 
@@ -32,7 +35,7 @@ export async function run(opts: FragmentOptions): Promise<number> {
   const result = await publishFragment(defaultStateDir(), fleetOf(config));
   if (opts.json) {
     const { fragment, ...rest } = result;
-    process.stdout.write(`${JSON.stringify({ ...rest, fragment, steps: operatorSteps(result.path) }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...rest, fragment, steps: result.changed ? operatorSteps(result.path) : [] }, null, 2)}\n`);
   } else {
     process.stdout.write(`${fragmentReport(result).join('\n')}\n`);
   }

@@ -3,7 +3,9 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
 import type { DeployResult } from '../../runtime/model/index.js';
 import { PulseError } from '../../runtime/errors.js';
+import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
+import { plainText } from '../live-line.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
 
 export interface HistoryRow {
@@ -11,7 +13,13 @@ export interface HistoryRow {
   node: string | null;
   action: string;
   profile: string | null;
+  /** `ok (up)`, `failed (failed): why`, `running`, `cancelled`…: kept as it was for --json readers; the table words it anew. */
   result: string;
+  /** Whether the deploy succeeded; null while it runs or when it closed without a result. */
+  ok: boolean | null;
+  /** The node's state after it (up, down, failed, unchanged), when the result says. */
+  nodeState: string | null;
+  error: string | null;
   durationS: number | null;
   workflowId: string;
   runId: string;
@@ -26,23 +34,27 @@ export function historyQuery(node: string | undefined): string {
   return `${base} AND PulseNode = '${node}'`;
 }
 
-function describeResult(r: unknown): string | null {
+type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'>;
+
+function outcomeOf(r: unknown): Outcome | null {
   if (!r || typeof r !== 'object' || !('ok' in r)) return null;
   const d = r as DeployResult;
-  return d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
+  const result = d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
+  return { result, ok: d.ok, nodeState: d.state, error: d.error };
 }
 
 /** ok/failed with the node state, from the DeployResult (a failed deploy carries it in its failure's details). */
-async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<string> {
+async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<Outcome> {
   const status = info.status.name;
-  if (status === 'RUNNING') return 'running';
-  const fallback = status.toLowerCase().replace('_', '-');
+  const bare = (result: string): Outcome => ({ result, ok: null, nodeState: null, error: null });
+  if (status === 'RUNNING') return bare('running');
+  const fallback = bare(status.toLowerCase().replace('_', '-'));
   if (status !== 'COMPLETED' && status !== 'FAILED') return fallback;
   try {
-    return describeResult(await client.workflow.getHandle(info.workflowId, info.runId).result()) ?? fallback;
+    return outcomeOf(await client.workflow.getHandle(info.workflowId, info.runId).result()) ?? fallback;
   } catch (e) {
     const details = ((e as { cause?: { details?: unknown[] } }).cause?.details ?? [])[0];
-    return describeResult(details) ?? fallback;
+    return outcomeOf(details) ?? fallback;
   }
 }
 
@@ -55,7 +67,7 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
     node: sa.get(SA_NODE) ?? null,
     action: sa.get(SA_ACTION) ?? info.type.replace(/Workflow$/, ''),
     profile: sa.get(SA_PROFILE) ?? null,
-    result: await resultOf(client, info),
+    ...(await resultOf(client, info)),
     durationS: end === undefined ? null : Math.round((end - info.startTime.getTime()) / 100) / 10,
     workflowId: info.workflowId,
     runId: info.runId,
@@ -73,17 +85,35 @@ export async function listHistory(client: Client, target: ServerTarget, node: st
   return Promise.all(infos.map((i) => toRow(client, target, i)));
 }
 
-function printTable(rows: HistoryRow[], hint: string | null): void {
-  if (rows.length === 0) {
-    process.stdout.write('no deploys yet\n');
-    return;
-  }
-  for (const r of rows) {
-    const dur = r.durationS === null ? 'running' : `${r.durationS} s`;
-    const what = `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`;
-    process.stdout.write(`${r.time.slice(0, 19).replace('T', ' ')}Z  ${what.padEnd(26)} ${dur.padStart(9)}  ${r.result}\n    ${r.ui ?? r.workflowId}\n`);
-  }
-  if (hint) process.stdout.write(`${hint}\n`);
+/**
+ * A failure message that repeats its step (`readiness: readiness not reached`, as deploys before the wording fix
+ * recorded it) said once.
+ */
+export function onceWorded(error: string): string {
+  return error.replace(/^([a-z][a-z .-]*): \1 /, '$1: ');
+}
+
+/** The result in words: `ok, node up`, `FAILED; node marked failed: why`, `running`, `cancelled`. */
+export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'>): string {
+  if (r.ok === null) return r.result;
+  const why = r.error ? `: ${onceWorded(r.error)}` : '';
+  if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
+  const node = r.nodeState === 'failed' ? 'node marked failed' : r.nodeState === 'unchanged' ? 'node unchanged' : `node ${r.nodeState ?? '?'}`;
+  return `FAILED; ${node}${why}`;
+}
+
+/** The history table: a header, one line per deploy (UTC ISO time, the one duration format), its link below. */
+export function historyText(rows: readonly HistoryRow[], hint: string | null): string {
+  if (rows.length === 0) return 'no deploys yet\n';
+  const whats = rows.map((r) => `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`);
+  const w = Math.max('DEPLOY'.length, ...whats.map((x) => x.length));
+  const lines = [`${'STARTED (UTC)'.padEnd(20)}  ${'DEPLOY'.padEnd(w)}  ${'TOOK'.padStart(7)}  RESULT`];
+  rows.forEach((r, i) => {
+    const took = r.durationS === null ? '-' : duration(r.durationS);
+    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}`, `    ${r.ui ?? r.workflowId}`);
+  });
+  if (hint) lines.push(hint);
+  return `${lines.join('\n')}\n`;
 }
 
 export async function run(opts: HistoryOptions): Promise<number> {
@@ -93,7 +123,7 @@ export async function run(opts: HistoryOptions): Promise<number> {
   try {
     const rows = await listHistory(t.client, t.target, opts.node, opts.limit);
     if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else printTable(rows, uiHint(t.target));
+    else process.stdout.write(historyText(rows, uiHint(t.target)));
     return 0;
   } finally {
     await t.close();

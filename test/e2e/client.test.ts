@@ -175,6 +175,8 @@ test('history --node lists the deploys of that node, newest first, with results 
   ]);
   assert.match(rows[0]?.ui ?? '', new RegExp(`^http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeA/`));
   const text = await runCli(['model', 'history'], env);
-  assert.match(text.stdout, /up best on nodeE +[\d.]+ s  failed \(failed\): readiness: \/v1\/models not ready after 5 s/);
-  assert.match(text.stdout, /up best on nodeD +[\d.]+ s  failed \(failed\): readiness: deploy cancelled/);
+  assert.match(text.stdout, /^STARTED \(UTC\) +DEPLOY +TOOK +RESULT$/m);
+  assert.match(text.stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +up best on nodeE +\d+(\.\d)?s +FAILED; node marked failed: readiness: \/v1\/models not ready after 5 s/m);
+  assert.match(text.stdout, /up best on nodeD +\d+(\.\d)?s +FAILED; node marked failed: readiness: deploy cancelled/);
+  assert.doesNotMatch(text.stdout, /failed \(failed\)/);
 });

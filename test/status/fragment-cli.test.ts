@@ -57,6 +57,10 @@ test('fragment reports each endpoint and why, the three operator steps, and load
 
     const third = await fragment(state, nodes);
     assert.match(third.stdout, /\(unchanged, not rewritten\)/);
+    // Nothing changed: the manual gateway steps are not printed again (issue 18), in text or --json.
+    assert.doesNotMatch(third.stdout, /systemctl|PULSE_GATEWAY_CONFIG|pulse does not do these steps/);
+    assert.match(third.stdout, /nothing changed: the gateway needs no restart for this file/);
+    assert.deepEqual(JSON.parse((await fragment(state, nodes, ['--json'])).stdout).steps, []);
   } finally {
     cleanup();
   }

@@ -1,0 +1,63 @@
+/**
+ * Shell completion generated from the command table (`pulse completion bash|zsh`): the bash script is sourced in a
+ * real bash and asked what `pulse model u`, `pulse model up <TAB>`, `--node <TAB>` and options complete to; names
+ * come from pulse at completion time (profiles of PULSE_PROFILES_DIR, nodes of the --nodes file on the line), so a
+ * new command, option or profile completes without editing the script.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/paths.js';
+
+const cli = path.join(REPO_ROOT, 'bin/pulse-cli');
+const fleet = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
+
+function script(shell: string): string {
+  const r = spawnSync(process.execPath, [cli, 'completion', shell], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+/** What bash completes for the words (the last one is the word under the cursor). */
+function complete(file: string, bin: string, words: string[]): string[] {
+  const quoted = words.map((w) => `'${w}'`).join(' ');
+  const body = `source '${file}'; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _pulse; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', body], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PULSE_PROFILES_DIR: '' } });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.split('\n').filter((l) => l !== '');
+}
+
+test('the bash script completes commands, options, profile names and node names', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pulse-completion-'));
+  try {
+    const file = path.join(dir, 'pulse.bash');
+    writeFileSync(file, script('bash'));
+    const bin = path.join(dir, 'bin');
+    spawnSync('mkdir', [bin]);
+    symlinkSync(cli, path.join(bin, 'pulse'));
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'u']), ['up']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'mo']), ['model']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'l']), ['logs']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', '']), ['best', 'capture', 'datagen', 'tp2'], 'the shipped profiles');
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'diff', 'd']), ['datagen']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '--no']), ['--node', '--nodes']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'logs', '--ta']), ['--tail']);
+    assert.deepEqual(complete(file, bin, ['pulse', '--nodes', fleet, 'model', 'up', 'best', '--node', '']), ['spark1', 'spark2', 'spark3'], 'the nodes of --nodes');
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '']), [], 'one profile only');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the zsh script runs the same function through bashcompinit; an unknown shell is a usage error (2)', () => {
+  const zsh = script('zsh');
+  assert.match(zsh, /^#compdef pulse\n/);
+  assert.match(zsh, /autoload -U \+X bashcompinit && bashcompinit/);
+  assert.ok(zsh.includes(script('bash')), 'the bash function, unchanged');
+  const r = spawnSync(process.execPath, [cli, 'completion', 'fish'], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /^pulse: completion: "fish" is not bash or zsh/);
+});

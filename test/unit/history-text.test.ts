@@ -1,0 +1,27 @@
+/** The words of `pulse model history` (cli/commands/history.ts): a header, UTC ISO times, one duration format. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { historyText, onceWorded, resultWords, type HistoryRow } from '../../cli/commands/history.js';
+
+const row = (over: Partial<HistoryRow>): HistoryRow => ({
+  time: '2026-12-03T07:48:27.123Z', node: 'spark2', action: 'up', profile: 'best', result: 'ok (up)', ok: true, nodeState: 'up', error: null,
+  durationS: 754.2, workflowId: 'pulse-model-spark2', runId: 'r1', ui: null, ...over,
+});
+
+test('the result in words never reads "failed (failed)" nor repeats its step', () => {
+  assert.equal(resultWords(row({})), 'ok, node up');
+  const failed = row({ result: 'failed (failed): readiness: readiness not reached within 3 s', ok: false, nodeState: 'failed', error: 'readiness: readiness not reached within 3 s' });
+  assert.equal(resultWords(failed), 'FAILED; node marked failed: readiness: not reached within 3 s');
+  assert.equal(resultWords(row({ result: 'running', ok: null, nodeState: null })), 'running');
+  assert.equal(onceWorded('readiness: the server did not answer'), 'readiness: the server did not answer');
+});
+
+test('historyText: a header, then time (UTC ISO, to the second), deploy, duration, result; the link below', () => {
+  const text = historyText([row({}), row({ action: 'down', profile: null, durationS: null, result: 'running', ok: null })], null);
+  const lines = text.split('\n');
+  assert.match(lines[0] ?? '', /^STARTED \(UTC\) +DEPLOY +TOOK +RESULT$/);
+  assert.match(lines[1] ?? '', /^2026-12-03T07:48:27Z +up best on spark2 +12m34s +ok, node up$/);
+  assert.equal(lines[2], '    pulse-model-spark2');
+  assert.match(lines[3] ?? '', /^2026-12-03T07:48:27Z +down on spark2 +- +running$/);
+  assert.equal(historyText([], null), 'no deploys yet\n');
+});
