@@ -39,12 +39,14 @@ async function describeDeploy(conn: TemporalModule.PulseTemporal, node: string, 
     const p = await conn.connection
       .withDeadline(Date.now() + QUERY_WAIT_MS, () => handle.query<DeployProgress>(PROGRESS_QUERY))
       .catch(() => null);
+    const { unservedDeploy } = await import('../deploy-client/presence.js');
+    const unserved = await conn.connection.withDeadline(Date.now() + QUERY_WAIT_MS, () => unservedDeploy(conn, d)).catch(() => null);
     const started = p?.startedAt ? Date.parse(p.startedAt) : d.startTime.getTime();
     const attrs = d.typedSearchAttributes;
     const profile = attrs ? (attrs.getAll().find((a) => a.key.name === 'PulseProfile')?.value as string | undefined) : undefined;
     return {
       workflowId: id, runId: d.runId, action: p?.action ?? (d.type === 'downWorkflow' ? 'down' : 'up'), profile: profile ?? null,
-      step: p?.step ?? null, ...stepNumber(p), elapsedS: Math.round((Date.now() - started) / 1000), wait: waitOf(d.raw.pendingActivities), uiUrl: ui(id, d.runId),
+      step: p?.step ?? null, ...stepNumber(p), elapsedS: Math.round((Date.now() - started) / 1000), wait: waitOf(d.raw.pendingActivities), uiUrl: ui(id, d.runId), unserved,
       ...(p?.readinessEstimate ? { readinessEstimate: p.readinessEstimate } : {}),
     };
   } catch (e) {
@@ -97,7 +99,10 @@ export async function run(opts: StatusOptions): Promise<number> {
     collectStatus(config, req, { open: openSession, stateDir: defaultStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined }),
     timedLookup(names, opts),
   ]);
-  for (const s of report.nodes) s.deploy = deploys.deploys.get(s.node) ?? null;
+  for (const s of report.nodes) {
+    s.deploy = deploys.deploys.get(s.node) ?? null;
+    if (s.deploy?.unserved) s.warnings.push(`deploy running, ${s.deploy.unserved} — start \`pulse worker\` (or \`pulse model watch --node ${s.node}\`, which provides one)`);
+  }
   if (deploys.note) report.notes.push(deploys.note);
   judged(report); // a deploy in progress turns "failing" into "deploying"
   print(report, opts.json);

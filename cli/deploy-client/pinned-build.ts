@@ -7,8 +7,8 @@ import { buildPolls, type PollerLike } from '../../runtime/pollers.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from '../temporal.js';
 import type { DeployRef } from './deploys.js';
+import { PINNED } from './presence.js';
 
-const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED
 const CHECK_MS = 15_000;
 
 /** The build the run is pinned to when no live worker of that build polls the deploy queue; null otherwise. */

@@ -2,7 +2,7 @@
  * Worker presence: whether a live worker polls the pulse task queues, and how many deploys are open. The server
  * keeps a dead poller listed for minutes, so liveness is judged here (pid on this host, last poll elsewhere).
  */
-import { pollerAlive, type PollerLike } from '../../runtime/pollers.js';
+import { buildPolls, pollerAlive, type PollerLike } from '../../runtime/pollers.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from '../temporal.js';
 
@@ -34,4 +34,26 @@ export async function openDeploys(t: PulseTemporal, except?: string): Promise<nu
   const not = except ? ` AND WorkflowId != '${except.replace(/'/g, '')}'` : '';
   const r = await t.client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'${not}`);
   return r.count;
+}
+
+export const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED
+
+/** The parts of a running deploy's description read here (a WorkflowExecutionDescription). */
+export interface RunningLike {
+  taskQueue: string;
+  raw: { workflowExecutionInfo?: { versioningInfo?: { behavior?: unknown; deploymentVersion?: { buildId?: string | null } | null } | null } | null };
+}
+
+/**
+ * Why no worker can run this deploy now, or null when one can: no live worker polls its task queue at all, or none
+ * of the build it is pinned to (worker/versioning.ts). `status` names such a deploy.
+ */
+export async function unservedDeploy(t: Pick<PulseTemporal, 'client'> & { target: { namespace: string } }, d: RunningLike): Promise<string | null> {
+  const q = await t.client.workflowService.describeTaskQueue({ namespace: t.target.namespace, taskQueue: { name: d.taskQueue, kind: 1 }, taskQueueType: 1 });
+  const pollers = (q.pollers ?? []) as PollerLike[];
+  if (!pollers.some((p) => pollerAlive(p))) return `no worker polls its task queue ${d.taskQueue}`;
+  const v = d.raw.workflowExecutionInfo?.versioningInfo;
+  const build = v?.deploymentVersion?.buildId;
+  if (Number(v?.behavior) === PINNED && build && !buildPolls(pollers, build)) return `it is pinned to build ${build} and no worker of that build polls ${d.taskQueue}`;
+  return null;
 }

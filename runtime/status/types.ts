@@ -133,6 +133,8 @@ export interface DeployInProgress {
   /** How long readiness usually takes on the node (the deploy's 'starting' state step found it); absent when unknown. */
   readinessEstimate?: ReadinessEstimate | null;
   uiUrl: string | null;
+  /** Why no worker can run it now (none polls its task queue, or none of the build it is pinned to); null: one can, or unknown. */
+  unserved?: string | null;
 }
 
 export interface GpuProbeStatus {
