@@ -3,7 +3,7 @@
  * Docker table), over ssh: an image and a volume named like the container; readiness failing fast on an exited or
  * dead container, a replaced one and a restart count that grows; stop of a paused, removing or dead container, and
  * the exit it read in words (0 after a drain, 130 when SIGTERM came while loading, 137 when the drain outlasted
- * `docker stop -t 10`).
+ * `docker stop -t 10`); the phase read from the log's tail, redacted.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -131,6 +131,35 @@ describe('node steps on docker states and exits (ssh)', () => {
       assert.match(r.exitMeaning ?? '', /^exit 130: ended by SIGINT; vLLM exits so when SIGTERM comes while it still loads the model$/);
     } finally {
       n.setFailure('none');
+    }
+  });
+
+  // Issue 18: the probe sends back the last few KB of the container log; like every script output it is redacted.
+  test('readiness reads the server phase from the log tail, and a secret in that log never leaves the node', async () => {
+    const env = readFileSync(n.envPath, 'utf8');
+    const secret = 'hf_phaseTailSecret0123456789';
+    appendFileSync(n.envPath, `HF_TOKEN=${secret}\n`);
+    n.setFailure('never-ready');
+    try {
+      await startServer(s, p, 'docker-phase-1');
+      await untilState('running');
+      let r = await probeReadiness(s, p);
+      // The never-ready server hangs after its KV cache report (test/sim/vllm.ts).
+      for (let i = 0; i < 100 && r.phase?.id !== 'kv-cache'; i++) {
+        await sleep(50);
+        r = await probeReadiness(s, p);
+      }
+      assert.match(r.phase?.words ?? '', /^KV cache allocated \([\d,]+ tokens\)$/, JSON.stringify({ ...r, raw: undefined }));
+      const logPath = n.exec(`docker container inspect --format '{{.LogPath}}' ${n.containerName}`).trim();
+      appendFileSync(logPath, `${JSON.stringify({ stream: 'stdout', log: `INFO 12-03 09:00:00 [x.py:1] token ${secret} in a line\n`, time: new Date().toISOString() })}\n`);
+      r = await probeReadiness(s, p);
+      assert.equal(r.lastLine, 'token <redacted:HF_TOKEN> in a line');
+      assert.ok(r.phase, 'an unknown last line keeps the phase of the lines before it');
+      assert.doesNotMatch(JSON.stringify(r), new RegExp(secret));
+    } finally {
+      n.setFailure('none');
+      writeFileSync(n.envPath, env);
+      await stopServer(s, p.recipe);
     }
   });
 

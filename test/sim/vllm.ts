@@ -150,13 +150,14 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   }
   await logCompile(log, traits, delay);
   logKvCache(args, maxLen);
-  await logGraphs(log, traits, delay);
-  await sleep(delay * 0.03);
   if (control.failure === 'never-ready') {
-    log.engine('backends.py:39', 'Compiling a graph for dynamic shape takes 12.1 s (simulated: never ready)');
+    // Hangs as a CUDA graph capture that never ends: tqdm's line never gets its newline, so docker logs nothing more.
+    await sleep(delay * 0.28);
     setInterval(() => undefined, 1 << 30); // stays alive, never listens
     return;
   }
+  await logGraphs(log, traits, delay);
+  await sleep(delay * 0.03);
   await serve(args, control, maxLen);
 }
 
