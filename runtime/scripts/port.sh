@@ -11,8 +11,9 @@
 #                                      BIND itself, any address when BIND is a wildcard): inode<TAB>uid<TAB>address
 #   pulse_socket_holders INODE...      inode<TAB>pid for each process this user can see that holds one of the inodes
 #   pulse_descendants PID              PID and every process below it, one per line
-#   pulse_pid_words PID                pid, uid and command line of PID in one line (an --api-key or a *KEY=/*TOKEN=
-#                                      value on it is replaced by <redacted>), or "pid N (gone or not visible)"
+#   pulse_pid_words PID                pid, uid and command line of PID in one line (the value of a flag named *key,
+#                                      *token, *secret or *password, e.g. --api-key or --hf-token, and of a *KEY=/
+#                                      *TOKEN= word is replaced by <redacted>), or "pid N (gone or not visible)"
 #   pulse_port_words PORT BIND         the listeners in words, one per line (holders named where visible)
 
 pulse_port_listeners() {
@@ -61,8 +62,8 @@ pulse_pid_words() {
   uid=$("$_PULSE_AWK" '/^Uid:/ { print $2; exit }' "/proc/$pid/status" 2>/dev/null </dev/null) || uid=
   cmd=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | "$_PULSE_AWK" '
     redact { printf " <redacted>"; redact = 0; next }
-    /^--api-key$/ { printf "%s%s", (NR > 1 ? " " : ""), $0; redact = 1; next }
-    /^--api-key=/ || /(KEY|TOKEN|SECRET|PASSWORD)[A-Za-z0-9_]*=/ { sub(/=.*/, "=<redacted>") }
+    tolower($0) ~ /^--?[a-z0-9_-]*(key|token|secret|password)$/ { printf "%s%s", (NR > 1 ? " " : ""), $0; redact = 1; next }
+    tolower($0) ~ /^--?[a-z0-9_-]*(key|token|secret|password)=/ || /(KEY|TOKEN|SECRET|PASSWORD)[A-Za-z0-9_]*=/ { sub(/=.*/, "=<redacted>") }
     { printf "%s%s", (NR > 1 ? " " : ""), $0 }' | head -c 200) || cmd=
   if [[ -z $uid ]]; then printf 'pid %s (gone or not visible)' "$pid"; else printf 'pid %s (uid %s: %s)' "$pid" "$uid" "${cmd:-?}"; fi
 }
