@@ -120,3 +120,23 @@ test('a script cut short in transit runs nothing (the whole script is one brace 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('port.sh: a listener on the port is listed and its holder named, secret flag values hidden; /proc/net/tcp as the kernel writes it', async () => {
+  const net = await import('node:net');
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  try {
+    const lib = `${readScript('prelude')}\n${readScript('port')}\n`;
+    const holder = `perl -e 'sleep 30' -- --api-key sk-one --hf-token=hf_two HF_TOKEN=three --model m`;
+    const out = bash(`${lib}${holder} & p=$!; sleep 0.2\npulse_port_listeners ${port} 127.0.0.1 | cut -f3\npulse_port_listeners ${port} 10.9.9.9 | wc -l\n` +
+      `pulse_port_words ${port} '' | grep -c 'held by pid ${process.pid} '\npulse_pid_words $p; echo; kill $p`).stdout.replace(/^@pulse .*\n/, '');
+    const [addr, other, named, words] = out.split('\n');
+    assert.equal(addr, '127.0.0.1');
+    assert.equal(other, '0', 'a socket on 127.0.0.1 does not cover another address');
+    assert.equal(named, '1', out);
+    assert.match(words ?? '', /^pid \d+ \(uid \d+: perl -e sleep 30 -- --api-key <redacted> --hf-token=<redacted> HF_TOKEN=<redacted> --model m\)$/);
+  } finally {
+    server.close();
+  }
+});
