@@ -28,16 +28,9 @@ export interface PrinterOptions {
 /** Off a terminal: at most one heartbeat line this often while the phase stays the same. */
 export const PLAIN_HEARTBEAT_MS = 60_000;
 
+/** A step's time in the one duration format (runtime/format.ts), with tenths below 10 s: `0.4s`, `3.2s`, `1m05s`. */
 function secs(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** A wait's duration: 42s, 9m12s, 1h02m. */
-export function duration(s: number): string {
-  const t = Math.max(0, Math.round(s));
-  if (t < 60) return `${t}s`;
-  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, '0')}s`;
-  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, '0')}m`;
+  return durationOf(ms / 1000, { tenths: true });
 }
 
 /**
@@ -46,7 +39,7 @@ export function duration(s: number): string {
  */
 export function formatWait(p: WaitProgress): string {
   const answer = plainText(p.lastAnswer || '-').replace(/\n/g, ' ');
-  return `  … ${p.step}: ${duration(p.elapsedS)} of ${duration(p.timeoutS)}, last answer ${answer} (probe ${p.attempt})`;
+  return `  … ${p.step}: ${durationOf(p.elapsedS)} of ${durationOf(p.timeoutS)}, last answer ${answer} (probe ${p.attempt})`;
 }
 
 export class ProgressPrinter {

@@ -7,9 +7,13 @@ export function utc(t: string | number | Date | null | undefined): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : '?';
 }
 
-/** `8s`, `3m12s`, `1h05m`, `2d3h`: seconds, rounded, never negative. */
-export function duration(seconds: number | null | undefined): string {
+/**
+ * `8s`, `3m12s`, `1h05m`, `2d3h`: seconds, rounded, never negative. `tenths`: below 10 s one decimal (`0.4s`, `3.2s`),
+ * for a step line, where a sub-second step would otherwise read `0s`.
+ */
+export function duration(seconds: number | null | undefined, opts: { tenths?: boolean } = {}): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '?';
+  if (opts.tenths && seconds < 9.95) return `${Math.max(0, seconds).toFixed(1)}s`;
   const s = Math.max(0, Math.round(seconds));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;

@@ -3,6 +3,7 @@
  * held node is refused with the holder named, and "the deploy of a node" is the latest run under that ID.
  */
 import { PulseError } from '../../runtime/errors.js';
+import { utc } from '../../runtime/format.js';
 import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { serverCause, stateDir, type PulseTemporal } from '../temporal.js';
 
@@ -20,7 +21,7 @@ async function busy(t: PulseTemporal, node: string, workflowId: string, cause: u
   try {
     const d = await t.client.workflow.getHandle(workflowId).describe();
     const summary = await d.staticSummary();
-    detail = ` (run ${d.runId}${summary ? `: ${summary}` : ''}, started ${d.startTime.toISOString()})`;
+    detail = ` (run ${d.runId}${summary ? `: ${summary}` : ''}, started ${utc(d.startTime)})`;
   } catch {
     // the holder may have just finished; the message stays useful without the details
   }

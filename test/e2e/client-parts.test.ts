@@ -27,7 +27,7 @@ test('on a TTY the wait line is rewritten in place and cleared before the next s
   p.waitProgress(wait(1, 1));
   p.waitProgress(wait(2, 2));
   p.stepEnded('7/9 readiness on n', 'ok', 2500, null);
-  assert.equal(out.text, '  … readiness: 1s of 35m00s, last answer HTTP 503 (probe 1)\r\x1b[2K  … readiness: 2s of 35m00s, last answer HTTP 503 (probe 2)\r\x1b[2K✓ 7/9 readiness on n (2.5 s)\n');
+  assert.equal(out.text, '  … readiness: 1s of 35m00s, last answer HTTP 503 (probe 1)\r\x1b[2K  … readiness: 2s of 35m00s, last answer HTTP 503 (probe 2)\r\x1b[2K✓ 7/9 readiness on n (2.5s)\n');
 });
 
 // Issue 18: off a terminal one wait line per phase change and at most one heartbeat a minute (it was every 30 s).

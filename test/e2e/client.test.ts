@@ -64,7 +64,7 @@ test('up follows every step to a verified server, with wait progress, warnings a
   assert.equal(r.code, 0, r.stdout + r.stderr);
   for (const step of ['1/9 preflight', '2/9 mkdir', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
     assert.match(r.stdout, new RegExp(`→ ${step} on nodeA\\n`), step);
-    assert.match(r.stdout, new RegExp(`✓ ${step} on nodeA \\(\\d+\\.\\d s\\)`), step);
+    assert.match(r.stdout, new RegExp(`✓ ${step} on nodeA \\((\\d+\\.\\d|\\d+)s\\)`), step);
   }
   assert.match(r.stdout, /up best on nodeA: ok, node up/);
   assert.match(r.stdout, /warning: pulse-proof not found in the container log: MTP draft head: FP8 rowwise copy engaged/);
@@ -136,7 +136,7 @@ test('a never-ready node ends failed with the backup path and the rollback comma
   script('nodeE', { readiness: 'never', currentProfile: 'datagen' });
   const r = await runCli(['model', 'up', 'best', '--node', 'nodeE', '--timeout-s', '5'], env);
   assert.equal(r.code, 8, r.stdout + r.stderr); // Timeout
-  assert.match(r.stdout, /✗ 7\/9 readiness on nodeE \(\d+\.\d s\): failed: \/v1\/models not ready after 5 s/);
+  assert.match(r.stdout, /✗ 7\/9 readiness on nodeE \((\d+\.\d|\d+)s\): failed: \/v1\/models not ready after 5 s/);
   assert.match(r.stdout, /up best on nodeE: FAILED, node failed: readiness: \/v1\/models not ready after 5 s/);
   assert.match(r.stdout, /backup of the previous \.env: \/recipes\/nodeE\/\.env\.pulse-bak-\d{8}T\d{6}Z/);
   assert.match(r.stdout, /to go back: pulse model up datagen --node nodeE/);

@@ -142,7 +142,7 @@ test('colour only on a terminal and never with NO_COLOR; --quiet shows only the 
   assert.match(tty.text, /\x1b\[32m✓\x1b\[0m/);
   for (const [out, env] of [[sink(true), { NO_COLOR: '1' }], [sink(false), {}]] as const) {
     new ProgressPrinter(out, Date.now, null, { env }).stepEnded('1/9 preflight on n', 'failed', 100, 'boom');
-    assert.equal(out.text, '✗ 1/9 preflight on n (0.1 s): failed: boom\n');
+    assert.equal(out.text, '✗ 1/9 preflight on n (0.1s): failed: boom\n');
   }
   const quiet = sink(false);
   const p = new ProgressPrinter(quiet, Date.now, null, { quiet: true });

@@ -25,3 +25,10 @@ test('historyText: a header, then time (UTC ISO, to the second), deploy, duratio
   assert.match(lines[3] ?? '', /^2026-12-03T07:48:27Z +down on spark2 +- +running$/);
   assert.equal(historyText([], null), 'no deploys yet\n');
 });
+
+test('the one time and duration format (runtime/format.ts): UTC ISO to the second; 8s, 3m12s, tenths for steps', async () => {
+  const { duration, utc } = await import('../../runtime/format.js');
+  assert.equal(utc('2026-12-03T07:48:27.999Z'), '2026-12-03T07:48:27Z');
+  assert.equal(utc(new Date(Date.UTC(2026, 11, 3, 7, 48, 27))), '2026-12-03T07:48:27Z');
+  assert.deepEqual([duration(8), duration(192), duration(3900), duration(0.44, { tenths: true }), duration(3.21, { tenths: true }), duration(12.3, { tenths: true })], ['8s', '3m12s', '1h05m', '0.4s', '3.2s', '12s']);
+});
