@@ -12,8 +12,12 @@ p.line('up best on spark2: workflow pulse-model-spark2 (run 0b6a4e1c-7e8d-4f1a-9
 p.stepStarted('7/9 readiness on spark2');
 const answer = 'HTTP 503 Service Unavailable: {"object":"error","message":"The server is still loading the model weights","code":503}';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// LIVE_DRIVER_PHASE=1: the server's phase (loading weights i/100) and an estimate of 15 min from 5 earlier starts.
+const phased = process.env['LIVE_DRIVER_PHASE'] === '1';
+if (phased) p.readinessEstimate({ estimateS: 900, samples: 5, basis: 'identity' });
 for (let i = 1; i <= Number(count); i++) {
-  p.waitProgress({ step: 'readiness', attempt: i, lastAnswer: answer, elapsedS: i * 5, timeoutS: 2100 });
+  const phase = phased ? { phase: { id: 'weights' as const, words: `loading weights ${i}/${count}`, done: i, total: Number(count) } } : {};
+  p.waitProgress({ step: 'readiness', attempt: i, lastAnswer: answer, elapsedS: i * 5, timeoutS: 2100, ...phase });
   await sleep(2);
   if (i === Number(pauseAt)) {
     const resized = new Promise((r) => process.stdout.once('resize', r));

@@ -39,8 +39,8 @@ os.waitpid(pid, 0)
 sys.stdout.buffer.write(out)
 `;
 
-function inPty(cols: number, args: string[]): string {
-  const r = spawnSync('python3', ['-c', PTY_RUN, String(cols), process.execPath, DRIVER, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '' }, timeout: 60_000 });
+function inPty(cols: number, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  const r = spawnSync('python3', ['-c', PTY_RUN, String(cols), process.execPath, DRIVER, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '', ...env }, timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout;
 }
@@ -67,6 +67,21 @@ for (const width of [40, 80, 200]) {
     assert.match(live[0]!, /^ {2}… readiness: 8m20s of 35m00s, /, 'the newest update');
     assert.equal(screen.length, rowsOf(HEADER, width) + 2, screen.join('\n'));
     assert.equal(screen[rowsOf(HEADER, width)], '→ 7/9 readiness on spark2');
+  });
+}
+
+// Items 2, 3: the wait line with the server's phase and the estimate is the same one live line, fitted (not cut) to the width.
+for (const width of [40, 80, 200]) {
+  test(`in a pty of ${width} columns, 100 phase updates leave one live line with the step, the phase and the time`, { skip: spawnSync('python3', ['-c', 'import pty']).status !== 0 && 'no python3 pty' }, () => {
+    const screen = new TestTerminal(width).write(inPty(width, ['100'], { LIVE_DRIVER_PHASE: '1' })).lines();
+    const live = screen.filter((l) => l.startsWith('7/9 readiness on spark2 '));
+    assert.equal(live.length, 1, screen.join('\n'));
+    assert.equal(screen.at(-1), live[0], 'the live line is the last row');
+    assert.ok(Array.from(live[0]!).length <= width - 1, `fits in ${width - 1} columns: ${live[0]}`);
+    assert.equal(screen.length, rowsOf(HEADER, width) + 2, screen.join('\n'));
+    if (width === 200) assert.equal(live[0], '7/9 readiness on spark2  ▕███████▊      ▏ 55%  loading weights 100/100  8m20s of ~15m');
+    if (width === 80) assert.equal(live[0], '7/9 readiness on spark2  55%  loading weights 100/100  8m20s of ~15m');
+    if (width === 40) assert.equal(live[0], '7/9 readiness on spark2  loading weigh…');
   });
 }
 
