@@ -38,7 +38,7 @@ port_proof() {
   members=" $(pulse_descendants "$pid" | tr '\n' ' ') "
   if inside=$(docker exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' </dev/null 2>/dev/null); then :; fi
   [[ $inside != *pulse-exec-ok* ]] || exec_ok=true
-  inside=" $(grep -o 'socket:\[[0-9]*\]' <<<"$inside" | tr -dc '0-9\n' | tr '\n' ' ') "
+  inside=" $({ grep -o 'socket:\[[0-9]*\]' <<<"$inside" || true; } | tr -dc '0-9\n' | tr '\n' ' ') "
   holders=$(pulse_socket_holders $(cut -f1 <<<"$listeners"))
   while IFS=$'\t' read -r ino uid addr; do
     owner=unknown words=
