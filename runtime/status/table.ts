@@ -3,7 +3,7 @@
  * WIDTH columns (long values are cut with …) except a link, which is never cut; colour only when asked (a TTY
  * without NO_COLOR).
  */
-import { duration } from '../format.js';
+import { duration, utc } from '../format.js';
 import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
 
@@ -62,7 +62,7 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const out: [string, string][] = [];
   if (!s.answered) out.push(['error', s.error ?? 'no answer']);
   const c = s.container;
-  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${c.startedAt.replace(/\.\d+Z$/, 'Z')} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}${containerExtra(c)}` : `${c.name}: no such container`]);
+  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${utc(c.startedAt)} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}${containerExtra(c)}` : `${c.name}: no such container`]);
   if (c?.logs) out.push(['logs', c.logs.summary]);
   const e = s.env;
   if (e) {
@@ -79,13 +79,13 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   if (m) out.push(['memory', memoryText(m, s.container?.running ?? false)]);
   if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
   const l = s.lastDeploy;
-  out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${l.at}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
+  out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${utc(l.at)}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
   const good = s.lastKnownGood;
-  if (good) out.push(['last good', `${good.profile} (sha256 ${good.identity.sha256.slice(0, 12)}) verified at ${good.at}, ${good.backupPath ? `kept in ${good.backupPath}` : 'the live .env'}`]);
+  if (good) out.push(['last good', `${good.profile} (sha256 ${good.identity.sha256.slice(0, 12)}) verified at ${utc(good.at)}, ${good.backupPath ? `kept in ${good.backupPath}` : 'the live .env'}`]);
   if (s.deploy) out.push(['deploy', deployText(s.deploy)]);
   if (s.deploy?.uiUrl) out.push([LINK, s.deploy.uiUrl]);
   const t = s.tunnel;
-  if (t) out.push(['tunnel', t.up ? `up: ${t.url} (connected since ${t.connectedSince ?? '?'}, ${t.reconnects} reconnect(s))` : `down: ${t.url}: ${t.reason ?? ''}`]);
+  if (t) out.push(['tunnel', t.up ? `up: ${t.url} (connected since ${utc(t.connectedSince)}, ${t.reconnects} reconnect(s))` : `down: ${t.url}: ${t.reason ?? ''}`]);
   const lk = lockLine(s);
   if (lk) out.push(['lock', lk]);
   const g = s.gpuProbe;
@@ -105,9 +105,9 @@ function lockLine(s: NodeStatus): string | null {
   const l = s.lock;
   if (!l) return null;
   const who = `deploy ${l.deployId} from controller ${l.host} (${l.action})`;
-  if (l.state === 'released') return `free (last: ${who}, released ${l.leaseUntil ?? '?'})`;
-  if (l.live) return `held by ${who} since ${l.since ?? '?'}, lease until ${l.leaseUntil ?? '?'}`;
-  return `stale: ${who} since ${l.since ?? '?'}, lease ran out ${l.leaseUntil ?? '?'} (the next deploy takes it)`;
+  if (l.state === 'released') return `free (last: ${who}, released ${utc(l.leaseUntil)})`;
+  if (l.live) return `held by ${who} since ${utc(l.since)}, lease until ${utc(l.leaseUntil)}`;
+  return `stale: ${who} since ${utc(l.since)}, lease ran out ${utc(l.leaseUntil)} (the next deploy takes it)`;
 }
 
 /** Render the report for people. */

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { parseEnvHeader } from '../../runtime/config/env-header.js';
+import { utc } from '../../runtime/format.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import type { StatusReport } from '../../runtime/status/types.js';
 import { startSim, type Sim } from '../sim/index.js';
@@ -61,5 +62,5 @@ test('a verified up is last known good; a failed up keeps it, in the backup it w
   assert.deepEqual(report.nodes[0]?.lastKnownGood, after.lastKnownGood, json.stdout);
   const text = await runCli(['model', 'status', '--node', 'simA'], env);
   // The table wraps long rows: compare with the white space folded.
-  assert.ok(text.stdout.replace(/\s+/g, ' ').includes(`last good datagen (sha256 ${good.identity?.sha256.slice(0, 12)}) verified at ${good.lastKnownGood?.at}, kept in ${after.backupPath}`), text.stdout);
+  assert.ok(text.stdout.replace(/\s+/g, ' ').includes(`last good datagen (sha256 ${good.identity?.sha256.slice(0, 12)}) verified at ${utc(good.lastKnownGood?.at)}, kept in ${after.backupPath}`), text.stdout);
 });

@@ -116,7 +116,7 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.lastDeploy?.state, 'up');
     assert.match(block('spark1'), /health +not checked: protected node, no HTTP request without --yes/);
     assert.match(block('spark1'), /gpu procs +\d+ VLLM::EngineCore 98304 MiB \(information only\)/);
-    assert.match(block('spark1'), /last +up best → up at 2026-09-23T10:15:00.000Z/);
+    assert.match(block('spark1'), /last +up best → up at 2026-09-23T10:15:00Z/);
     assert.match(block('spark1'), /container +vllm-qwen38 running since \S+Z \(\S+ ago\), image\s+vllm-qwen38:spark-tuning-c840e30/);
     // Available of total, then the gate; a running server holds its memory, so no "below" for a healthy node.
     assert.match(block('spark1'), /memory +[\d.]+ GiB available of 128 GiB, gate 100 GiB \(the server holds the rest; the gate\s+applies\s+before\s+a\s+start\)/);
