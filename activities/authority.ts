@@ -9,6 +9,7 @@
 import { Context } from '@temporalio/activity';
 import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
+import { UNMANAGED_PROFILE } from '../runtime/restore.js';
 import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
 import { toFailure } from './errors.js';
 
@@ -44,6 +45,11 @@ export function authority(source: WorkerFilesSource): Authority {
 }
 
 const STATES = ['up', 'down', 'failed', 'starting'] as const;
+
+/** A profile of the worker's, or the name a forced rollback gives a .env without a pulse header. */
+function known(profiles: WorkerFiles['profiles'], name: string): boolean {
+  return profiles.has(name) || name === UNMANAGED_PROFILE;
+}
 const MAX_TEXT = 65536;
 
 function text(o: Record<string, unknown>, key: string): string | null {
@@ -57,7 +63,7 @@ function identity(v: unknown, profiles: WorkerFiles['profiles']): NodeState['ide
   if (v === null || v === undefined) return null;
   const o = v as Record<string, unknown>;
   const ok = typeof o === 'object' && typeof o['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(o['sha256'])
-    && typeof o['profile'] === 'string' && profiles.has(o['profile']) && typeof o['overlay'] === 'string' && o['overlay'].length <= MAX_TEXT;
+    && typeof o['profile'] === 'string' && known(profiles, o['profile']) && typeof o['overlay'] === 'string' && o['overlay'].length <= MAX_TEXT;
   if (!ok) throw refusePlan('state input: identity is not a pulse .env identity of a known profile');
   return { sha256: o['sha256'] as string, profile: o['profile'] as string, overlay: o['overlay'] as string };
 }
@@ -85,7 +91,7 @@ function ownState(files: WorkerFiles, input: unknown): ReturnType<Authority['sta
   const action = o['action'] === 'up' || o['action'] === 'down' ? o['action'] : null;
   if (!state || !action) throw refusePlan('state input: state or action is not one pulse writes');
   const profile = text(o, 'profile');
-  if (profile !== null && !files.profiles.has(profile)) throw refusePlan(`state input: profile ${JSON.stringify(profile)} is not among the worker's profiles`);
+  if (profile !== null && !known(files.profiles, profile)) throw refusePlan(`state input: profile ${JSON.stringify(profile)} is not among the worker's profiles`);
   const len = o['maxModelLen'];
   if (len !== null && len !== undefined && !(typeof len === 'number' && Number.isInteger(len) && len > 0)) throw refusePlan('state input: maxModelLen is not a whole number');
   return {

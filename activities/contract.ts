@@ -16,6 +16,7 @@ import type {
   PreflightReport,
   ReadinessEstimate,
   ReadinessProbe,
+  RollbackRequest,
   StartResult,
   StopResult,
   UpCheckInput,
@@ -92,7 +93,18 @@ export interface PublishResult {
   readiness?: ReadinessEstimate;
 }
 
+/** What planRollback made: the plan (an UpPlan with `restore`), and what the dry-run and the UI show beside it. */
+export interface RollbackPlan {
+  plan: UpPlan;
+  /** How many HF_TOKEN/API_KEY lines the backup holds (restored with it; their values never leave the node). */
+  secretLines: number;
+  /** `KEY: live → restored` for each key that differs from the live .env. */
+  keyDifference: string[];
+}
+
 export interface PulseActivities {
+  /** A rollback's first step: read and check the backup on the node, and make the plan from it. */
+  planRollback(request: RollbackRequest): Promise<RollbackPlan>;
   /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
   checkPlan(plan: UpPlan | UpCheckInput | DownPlan): Promise<PlanCheck>;
   /** Before anything else on the node: take its deploy lock (refused, naming the holder, while another's is live). */

@@ -7,6 +7,7 @@ import type { ActivityDeps } from './deps.js';
 import { lockActivities } from './lock.js';
 import { nodeStepActivities } from './node-steps.js';
 import { publishActivities } from './publish.js';
+import { rollbackActivities } from './rollback.js';
 import { waitActivities } from './waits.js';
 
 export type { PulseActivities } from './contract.js';
@@ -14,5 +15,5 @@ export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogge
 
 /** The activities object a Worker registers. */
 export function createActivities(deps: ActivityDeps): PulseActivities {
-  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps) };
+  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps), ...rollbackActivities(deps) };
 }

@@ -3,7 +3,7 @@
  * a detach, the closing block, and --json (only the DeployResult on stdout, live lines on stderr). The Temporal
  * side is cli/deploy-client; the exit code of an outcome comes from the failure table.
  */
-import type { DownPlan, UpPlan } from '../runtime/model/index.js';
+import type { DownPlan, RollbackRequest, UpPlan } from '../runtime/model/index.js';
 import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
 import { workerLogPath } from './deploy-client/worker-log.js';
 import { exitCodeOf } from './exit-codes.js';
@@ -86,7 +86,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
 }
 
 /** Starts the deploy of a plan, then follows it, or (--detach) says how to follow it. */
-export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan, what: string, show: ShowRequest & { detach: boolean }): Promise<number> {
+export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, what: string, show: ShowRequest & { detach: boolean }): Promise<number> {
   const started = await startDeploy(t, plan, what);
   if (!show.detach) return followAndShow(t, started, show);
   const link = uiLink(t.target, started.workflowId, started.runId);

@@ -25,7 +25,7 @@ export interface EmbeddedServer {
 }
 
 const IP = '127.0.0.1';
-const SEARCH_ATTRIBUTES = ['PulseNode', 'PulseProfile', 'PulseAction'];
+const SEARCH_ATTRIBUTES = ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome'];
 const START_TIMEOUT_MS = 60_000;
 
 /** `<repo>/.tools/bin/temporal` (dist/cli/ is two levels below the repo root), or $PULSE_TEMPORAL_BIN. */

@@ -27,6 +27,19 @@ export interface UpOptions extends GlobalOptions {
   dryRun: boolean;
   preflight: boolean;
   detach: boolean;
+  /** --auto-rollback: a failure after the stop brings the previous .env back (also nodes.json autoRollback). */
+  autoRollback: boolean;
+}
+
+export interface RollbackOptions extends GlobalOptions {
+  node: string;
+  /** --to BACKUP: a backup path (or a bare .env.pulse-bak-* name in the node's recipe dir). */
+  to: string | undefined;
+  yes: boolean;
+  force: boolean;
+  timeoutS: number | undefined;
+  dryRun: boolean;
+  detach: boolean;
 }
 
 export interface DownOptions extends GlobalOptions {

@@ -102,6 +102,7 @@ export function buildProgram(exit: ExitSink): Command {
     .option('--dry-run', 'print the rendered .env and the script of each step; run nothing')
     .option('--preflight', 'with --dry-run: also run the read-only checks on the node')
     .option('--detach', 'start the deploy and return without following it')
+    .option('--auto-rollback', 'if it fails after the stop began, bring the previous .env back up (nodes.json autoRollback)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
@@ -120,6 +121,7 @@ export function buildProgram(exit: ExitSink): Command {
         dryRun: flag(o, 'dryRun'),
         preflight: flag(o, 'preflight'),
         detach: flag(o, 'detach'),
+        autoRollback: flag(o, 'autoRollback'),
       };
       if (opts.preflight && !opts.dryRun) throw new PulseError('usage', '--preflight works only with --dry-run');
       await runLazy<O.UpOptions>(() => (opts.dryRun ? import('./commands/dry-run.js') : import('./commands/up.js')), opts);
@@ -137,6 +139,27 @@ export function buildProgram(exit: ExitSink): Command {
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
       await runLazy(() => import('./commands/down.js'), opts);
+    });
+
+  model
+    .command('rollback')
+    .description('Bring the node back to the exact bytes of a .env backup (default: the one last known good points to).')
+    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--to <backup>', 'the backup to restore (a path, or a .env.pulse-bak-* name in the recipe dir)')
+    .option('--yes', 'allow a change on a protected node')
+    .option('--force', 'restore a backup that pulse did not write or that was edited by hand')
+    .option('--timeout-s <n>', 'readiness timeout (default READY_TIMEOUT_S of the backup + readyGraceS)', positiveNumber('--timeout-s'))
+    .option('--dry-run', 'show which backup, its profile and the key difference to the live .env; run nothing')
+    .option('--detach', 'start the rollback and return without following it')
+    .option('--json', 'machine-readable output')
+    .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
+    .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.RollbackOptions = {
+        ...globals(cmd), node: required(o, 'node', cmd), to: str(o, 'to'), yes: flag(o, 'yes'), force: flag(o, 'force'),
+        timeoutS: num(o, 'timeoutS'), dryRun: flag(o, 'dryRun'), detach: flag(o, 'detach'),
+      };
+      await runLazy(() => import('./commands/rollback.js'), opts);
     });
 
   model

@@ -190,12 +190,14 @@ export class ProgressPrinter {
     const mode = r.mode === 'same-identity' ? ' (same .env already running: steps 1, 7, 8, 9)' : '';
     const head = r.ok
       ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`
-      : `${what}: ${paint(this.colour, 'bad', 'FAILED')}, node ${r.state}${r.error ? `: ${plainText(r.error)}` : ''}`;
+      : r.rollback
+        ? `${what}: ${paint(this.colour, 'bad', 'failed')}: ${plainText(r.error ?? '')}${r.rollback.ok ? '' : ` (node ${r.state})`}`
+        : `${what}: ${paint(this.colour, 'bad', 'FAILED')}, node ${r.state}${r.error ? `: ${plainText(r.error)}` : ''}`;
     this.emit(head);
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
     if (!r.ok) for (const l of wayOut) this.write(`  ${l}`);
     if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
-    if (!r.ok && r.rollbackCommand) this.write(`  to go back: ${r.rollbackCommand}`);
+    if (!r.ok && r.rollbackCommand && !r.rollback?.ok) this.write(`  to go back: ${r.rollbackCommand}`);
   }
 }

@@ -160,7 +160,7 @@ async function waitUntilServing(connection: Connection, target: ServerTarget): P
   }
 }
 
-const SA_NAMES = ['PulseNode', 'PulseProfile', 'PulseAction'];
+const SA_NAMES = ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome'];
 /** How long a connect waits for freshly registered search attributes to reach the frontend's namespace cache. */
 const SA_WAIT_MS = 30_000;
 
@@ -188,7 +188,7 @@ export function serverCause(e: unknown): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Makes PulseNode/PulseProfile/PulseAction (Keyword) usable in the namespace: registers the missing ones, then waits
+ * Makes PulseNode/PulseProfile/PulseAction/PulseOutcome (Keyword) usable in the namespace: registers the missing ones, then waits
  * (bounded) until the frontend maps them. A real cluster answers from a namespace cache that a fresh namespace or a
  * fresh registration reaches only after its refresh (seconds); a start before that fails with "no mapping defined
  * for search attribute". A server that refuses the registration (no permission, Temporal Cloud) is fine when the

@@ -16,6 +16,7 @@ import { isPulseError, PulseError } from './errors.js';
 import { buildDownPlan, buildUpPlan, checkRefusals } from './plan.js';
 import { describeDifferences, differences } from './plan-diff.js';
 import { isoSeconds } from './render.js';
+import { buildRestorePlan } from './restore.js';
 
 /** The worker's own files, as loaded for one check. */
 export interface WorkerFiles {
@@ -180,6 +181,8 @@ function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; p
   if (o['backups'] === undefined) delete own.backups;
   // A wait budget is an option like --timeout-s: it changes how long pulse waits, never what runs.
   own.memory.timeoutS = memTimeoutS;
+  // --auto-rollback (or nodes.json autoRollback, which the CLI applies) is the user's, like --restart.
+  if (o['autoRollback'] !== undefined) own.autoRollback = field(o, 'autoRollback', '', isBool, 'true or false');
   return { own: JSON.parse(JSON.stringify(own)) as UpPlan, now, profile };
 }
 
@@ -190,6 +193,8 @@ function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; p
  */
 export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   const o = obj(input, 'the up plan');
+  // A rollback's plan (runtime/restore.ts) travels whole: the worker made it from the backup it read on the node.
+  if (o['restore'] !== undefined) return ownRestorePlan(files, o);
   const { own, now, profile } = ownUpFromNames(files, o);
   if (Object.hasOwn(o, 'planDigest')) {
     if (o['planDigest'] !== planDigest(own)) {
@@ -205,6 +210,34 @@ export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   // without --yes (the two flags are the user's, as on the CLI).
   checkRefusals(own, files.profiles.get(profile) ?? null, { experimental: own.experimental, dryRun: false });
   return own;
+}
+
+/**
+ * A rollback's plan, rebuilt from what it names (node, backup, --yes, --force, the wait budgets) and its backup
+ * text. The text itself is checked where it is used: the write step restores the backup's bytes only when, on the
+ * node, they are this text (write-env.sh), so a hand-made plan can never make a node run a .env that is not a
+ * backup in its recipe dir.
+ */
+function ownRestorePlan(files: WorkerFiles, o: Obj): UpPlan {
+  const node = knownNode(files, o);
+  const restore = obj(o['restore'], 'restore');
+  const env = obj(o['env'], 'env');
+  const now = renderTime(o);
+  const backups = o['backups'] === undefined ? null : obj(o['backups'], 'backups');
+  const opts = {
+    node,
+    backup: field(restore, 'backup', 'restore.', isString, 'a path'),
+    text: field(env, 'text', 'env.', isString, 'a text'),
+    yes: field(o, 'confirmed', '', isBool, 'true or false'),
+    force: restore['forced'] !== null,
+    timeoutS: field(obj(o['readiness'], 'readiness'), 'timeoutS', 'readiness.', isBudget, 'a number of seconds'),
+    protectBackup: backups && isString(backups['protect']) ? backups['protect'] : null,
+  };
+  const own = rebuilt(() => buildRestorePlan(files.config, files.profiles, opts, now));
+  own.memory = { gateGiB: field(obj(o['memory'], 'memory'), 'gateGiB', 'memory.', isGate, 'a number of GiB'), timeoutS: field(obj(o['memory'], 'memory'), 'timeoutS', 'memory.', isBudget, 'a number of seconds') };
+  const mine = sameOrRefuse(files, o, own, null, null);
+  checkRefusals(mine, null, { experimental: false, dryRun: false });
+  return mine;
 }
 
 /** The time of a file-name stamp (20260923T101500Z). */

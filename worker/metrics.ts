@@ -36,6 +36,7 @@ const STEP_OF: Record<keyof PulseActivities, string> = {
   verifyServer: 'verify',
   publishState: 'publish',
   markFailed: 'compensate',
+  planRollback: 'backup',
 };
 
 /** pulse's own metrics in their own registry (no prom-client globals: tests build several). */

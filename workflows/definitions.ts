@@ -31,11 +31,28 @@ export function workflowIdFor(node: string): string {
 export const SA_NODE = defineSearchAttributeKey('PulseNode', SearchAttributeType.KEYWORD);
 export const SA_PROFILE = defineSearchAttributeKey('PulseProfile', SearchAttributeType.KEYWORD);
 export const SA_ACTION = defineSearchAttributeKey('PulseAction', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTES = [SA_NODE, SA_PROFILE, SA_ACTION] as const;
+/** How a deploy ended (upserted by the workflow at its end; absent in deploys from before it existed). */
+export const SA_OUTCOME = defineSearchAttributeKey('PulseOutcome', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [SA_NODE, SA_PROFILE, SA_ACTION, SA_OUTCOME] as const;
+
+/** The values of PulseOutcome: `rolled-back` is an up that failed (or was cancelled) and whose auto-rollback served again. */
+export const OUTCOMES = ['succeeded', 'failed', 'rolled-back', 'cancelled'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
 
 /** Workflow type names as the CLI starts them (must match the exported function names). */
 export const UP_WORKFLOW = 'upWorkflow';
 export const DOWN_WORKFLOW = 'downWorkflow';
+export const ROLLBACK_WORKFLOW = 'rollbackWorkflow';
+
+/** The workflow ID of an up's automatic rollback (a child: the up still holds `workflowIdFor(node)`). */
+export function rollbackChildId(parentWorkflowId: string): string {
+  return `${parentWorkflowId}-rollback`;
+}
+
+/** patched() id of PulseOutcome, upserted at a deploy's end (histories from before it replay without it). */
+export const OUTCOME_PATCH = 'pulse-outcome';
+/** patched() id of up's automatic rollback (only plans with autoRollback reach it). */
+export const AUTO_ROLLBACK_PATCH = 'pulse-auto-rollback';
 
 /** Name of the query every pulse workflow answers with a DeployProgress (workflows/progress.ts defines it). */
 export const PROGRESS_QUERY = 'progress';

@@ -33,6 +33,7 @@ export function upPlanRef(plan: UpPlan, planDigest: string): UpPlanRef {
     readiness: plan.readiness,
     rollbackHint: plan.rollbackHint,
     ...(plan.backups ? { backups: plan.backups } : {}),
+    ...(plan.autoRollback !== undefined ? { autoRollback: plan.autoRollback } : {}),
     overlay: o ? { dir: o.dir, args: o.args, manifestText: o.manifestText } : null,
     planDigest,
   };

@@ -3,16 +3,17 @@
  * runs the compensation (node state failed + gateway endpoint disabled). It runs in a non-cancellable scope, so a
  * cancel request cannot interrupt it, and its own failure never hides the deploy's first error.
  */
-import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { FAILURES } from '../runtime/failures.js';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
+import { OUTCOME_PATCH, SA_NODE, SA_OUTCOME, type Outcome } from './definitions.js';
 import { deployFailure, describeError } from './result.js';
 import type { LockInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
 import type { DeployResult, LockResult } from '../runtime/model/index.js';
 
 /** Thrown by the workflow itself (never by an activity) for a protected node without --yes: nothing touched. */
-export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down'): void {
+export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down' | 'rollback'): void {
   if (isProtected && !confirmed) {
     throw ApplicationFailure.create({
       type: FAILURES.refused.type,
@@ -51,6 +52,7 @@ export async function failDeploy(
   result: DeployResult,
   markFailed: (error: string) => Promise<unknown>,
   release?: () => Promise<unknown>,
+  afterwards?: () => Promise<void>,
 ): Promise<ApplicationFailure> {
   const cancelled = isCancellation(err);
   const first = describeError(err);
@@ -71,6 +73,9 @@ export async function failDeploy(
     });
   }
   if (release) await CancellationScope.nonCancellable(() => releaseLock(t, result, release));
+  // An up's automatic rollback: after the compensation and the lock, and like them never cut short by a cancel.
+  if (afterwards) await CancellationScope.nonCancellable(afterwards);
+  markOutcome(result.rollback?.ok ? 'rolled-back' : cancelled ? 'cancelled' : 'failed');
   result.steps = t.resultSteps();
   t.finish(`**failed**: ${result.error}`);
   return deployFailure(result, cancelled, err);
@@ -96,4 +101,18 @@ export async function releaseLock(t: StepTracker, result: DeployResult, release:
   } catch (e) {
     result.warnings.push(`node lock not released (${describeError(e).message}): it goes stale when its lease runs out`);
   }
+}
+
+/**
+ * Whether the deploy was started with pulse's search attributes (the CLI registers all of them, PulseOutcome too, before
+ * it starts one): only then may the workflow upsert them, since a server fails the workflow task on an attribute its
+ * namespace does not know (a deploy started by hand or by a test harness without them upserts nothing).
+ */
+export function hasPulseAttributes(): boolean {
+  return workflowInfo().typedSearchAttributes.get(SA_NODE) !== undefined;
+}
+
+/** Upserts PulseOutcome (the UI and `temporal workflow list --query` filter on it); histories from before it skip it. */
+export function markOutcome(outcome: Outcome): void {
+  if (hasPulseAttributes() && patched(OUTCOME_PATCH)) upsertSearchAttributes([{ key: SA_OUTCOME, value: outcome }]);
 }

@@ -21,6 +21,10 @@ export interface HistoryRow {
   nodeState: string | null;
   error: string | null;
   durationS: number | null;
+  /** PulseOutcome: succeeded, failed, rolled-back, cancelled (null: running, or a deploy from before it). */
+  outcome: string | null;
+  /** A rollback: the deploy it undid (workflowId/runId), when an up's auto-rollback started it. */
+  undid: string | null;
   workflowId: string;
   runId: string;
   ui: string | null;
@@ -28,25 +32,25 @@ export interface HistoryRow {
 
 /** Visibility query for pulse deploys, optionally of one node (node names are checked: they go into the query). */
 export function historyQuery(node: string | undefined): string {
-  const base = "WorkflowType IN ('upWorkflow', 'downWorkflow')";
+  const base = "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow')";
   if (node === undefined) return base;
   if (!/^[A-Za-z0-9._-]+$/.test(node)) throw new PulseError('usage', `--node: "${node}" is not a valid node name`);
   return `${base} AND PulseNode = '${node}'`;
 }
 
-type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'>;
+type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid'>;
 
 function outcomeOf(r: unknown): Outcome | null {
   if (!r || typeof r !== 'object' || !('ok' in r)) return null;
   const d = r as DeployResult;
   const result = d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
-  return { result, ok: d.ok, nodeState: d.state, error: d.error };
+  return { result, ok: d.ok, nodeState: d.state, error: d.error, undid: d.undid ?? null };
 }
 
 /** ok/failed with the node state, from the DeployResult (a failed deploy carries it in its failure's details). */
 async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<Outcome> {
   const status = info.status.name;
-  const bare = (result: string): Outcome => ({ result, ok: null, nodeState: null, error: null });
+  const bare = (result: string): Outcome => ({ result, ok: null, nodeState: null, error: null, undid: null });
   if (status === 'RUNNING') return bare('running');
   const fallback = bare(status.toLowerCase().replace('_', '-'));
   if (status !== 'COMPLETED' && status !== 'FAILED') return fallback;
@@ -60,7 +64,7 @@ async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<Ou
 
 async function toRow(client: Client, target: ServerTarget, info: WorkflowExecutionInfo): Promise<HistoryRow> {
   const sa = info.typedSearchAttributes;
-  const { SA_NODE, SA_PROFILE, SA_ACTION } = await import('../../workflows/definitions.js');
+  const { SA_NODE, SA_PROFILE, SA_ACTION, SA_OUTCOME } = await import('../../workflows/definitions.js');
   const end = info.closeTime?.getTime();
   return {
     time: info.startTime.toISOString(),
@@ -69,6 +73,7 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
     profile: sa.get(SA_PROFILE) ?? null,
     ...(await resultOf(client, info)),
     durationS: end === undefined ? null : Math.round((end - info.startTime.getTime()) / 100) / 10,
+    outcome: sa.get(SA_OUTCOME) ?? null,
     workflowId: info.workflowId,
     runId: info.runId,
     ui: uiLink(target, info.workflowId, info.runId),
@@ -93,9 +98,10 @@ export function onceWorded(error: string): string {
   return error.replace(/^([a-z][a-z .-]*): \1 /, '$1: ');
 }
 
-/** The result in words: `ok, node up`, `FAILED; node marked failed: why`, `running`, `cancelled`. */
-export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'>): string {
+/** The result in words: `ok, node up`, `FAILED; node marked failed: why`, `running`, `cancelled`; a rolled-back up says so. */
+export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'> & { outcome?: string | null }): string {
   if (r.ok === null) return r.result;
+  if (r.outcome === 'rolled-back') return `FAILED, rolled back${r.error ? `: ${onceWorded(r.error)}` : ''}`;
   const why = r.error ? `: ${onceWorded(r.error)}` : '';
   if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
   const node = r.nodeState === 'failed' ? 'node marked failed' : r.nodeState === 'unchanged' ? 'node unchanged' : `node ${r.nodeState ?? '?'}`;
@@ -111,6 +117,7 @@ export function historyText(rows: readonly HistoryRow[], hint: string | null): s
   rows.forEach((r, i) => {
     const took = r.durationS === null ? '-' : duration(r.durationS);
     lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}`, `    ${r.ui ?? r.workflowId}`);
+    if (r.undid) lines.push(`    undoes ${r.undid}`);
   });
   if (hint) lines.push(hint);
   return `${lines.join('\n')}\n`;

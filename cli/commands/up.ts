@@ -33,7 +33,8 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const base = { protectBackup: protectedBackup(state), profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, experimental: opts.experimental, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
   const draft = buildUpPlan(config, profiles, base, new Date());
   checkRefusals(draft, profileOf(profiles, opts.profile), { experimental: opts.experimental, dryRun: false });
-  return { ...draft, rollbackHint: rollbackHintOf(state, opts.node, draft.protected) };
+  const autoRollback = opts.autoRollback || config.nodes[opts.node]?.autoRollback === true;
+  return { ...draft, rollbackHint: rollbackHintOf(state, opts.node, draft.protected), ...(autoRollback ? { autoRollback } : {}) };
 }
 
 export async function run(opts: UpOptions): Promise<number> {

@@ -4,7 +4,7 @@
  */
 import { PulseError } from '../../runtime/errors.js';
 import { utc } from '../../runtime/format.js';
-import type { DownPlan, UpPlan } from '../../runtime/model/index.js';
+import type { DownPlan, RollbackRequest, UpPlan } from '../../runtime/model/index.js';
 import { serverCause, stateDir, type PulseTemporal } from '../temporal.js';
 
 /** One run of a node's deploy workflow, as the commands name it. */
@@ -43,7 +43,7 @@ export async function stateDiskFull(summary: string, cause?: unknown): Promise<P
 }
 
 /** Starts the workflow of a plan; a node held by another deploy is refused with the holder's workflow ID. */
-export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, summary: string): Promise<DeployRef> {
+export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, summary: string): Promise<DeployRef> {
   const defs = await import('../../workflows/definitions.js');
   const { WorkflowExecutionAlreadyStartedError } = await import('@temporalio/client');
   const workflowId = defs.workflowIdFor(plan.node);
@@ -53,7 +53,8 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan, sum
     ...(plan.action === 'up' ? [{ key: defs.SA_PROFILE, value: plan.profile }] : []),
   ];
   try {
-    const handle = await t.client.workflow.start(plan.action === 'up' ? defs.UP_WORKFLOW : defs.DOWN_WORKFLOW, {
+    const type = plan.action === 'up' ? defs.UP_WORKFLOW : plan.action === 'down' ? defs.DOWN_WORKFLOW : defs.ROLLBACK_WORKFLOW;
+    const handle = await t.client.workflow.start(type, {
       taskQueue: defs.TASK_QUEUE,
       workflowId,
       args: [plan],

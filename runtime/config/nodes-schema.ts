@@ -88,6 +88,10 @@ const Node = z
       .describe('The command that status --gpu-probe runs on the node'),
     minMemAvailableGiB: z.number().positive().optional().describe('Replaces the top-level memory gate for this node'),
     keepBackups: z.number().int().min(1).max(1000).optional().describe('Replaces the top-level keepBackups for this node'),
+    autoRollback: z
+      .boolean()
+      .default(false)
+      .describe('A failed or cancelled up (after its stop began) brings the previous .env back up by itself, as up --auto-rollback does'),
     recipes: z.record(name('a recipe name'), Recipe),
   })
   .strict();

@@ -1,9 +1,23 @@
 /** What an up or down returns (and, on failure, carries in its ApplicationFailure's details[0]). */
 import type { NodeStateKind } from './node-state.js';
 
+/** How the automatic rollback of a failed up went (absent: none was tried). */
+export interface RollbackOutcome {
+  ok: boolean;
+  /** The profile the node serves again (ok), or the backup's profile it tried. */
+  profile: string | null;
+  backup: string | null;
+  /** The rollback's workflow ID (a child of the up). */
+  workflowId: string | null;
+  /** Seconds from the failed up's stop to serving again (ok). */
+  servingAfterS: number | null;
+  error: string | null;
+}
+
 export interface DeployResult {
   ok: boolean;
   node: string;
+  /** A rollback is an up of a backup's .env: 'up', with restoredFrom set. */
   action: 'up' | 'down';
   profile: string | null;
   /** 'full', 'same-identity' (steps 1,7,8,9), 'down'. */
@@ -21,4 +35,10 @@ export interface DeployResult {
   errorType?: string | null;
   /** Whether the compensation (node marked failed, endpoint disabled) ran. */
   compensated?: boolean;
+  /** An up's automatic rollback (up --auto-rollback, nodes.json autoRollback). */
+  rollback?: RollbackOutcome;
+  /** A rollback: the backup it brought back. */
+  restoredFrom?: string;
+  /** A rollback: the deploy it undid (workflowId/runId), when an auto-rollback started it. */
+  undid?: string | null;
 }

@@ -91,6 +91,45 @@ export interface UpPlan {
    * always `protect`, the backup last known good points to (from the node state). Absent in older plans: no pruning.
    */
   backups?: { keep: number; protect: string | null };
+  /**
+   * up --auto-rollback or nodes.json autoRollback: a failure or cancel after the stop began brings the .env that was
+   * live before back up (a rollbackWorkflow child). Absent in older plans: no automatic rollback.
+   */
+  autoRollback?: boolean;
+  /**
+   * A rollback's plan (runtime/restore.ts): the write step copies this backup's exact bytes (secrets included, read on
+   * the node) instead of writing env.text, after checking on the node that its non-secret lines are env.text.
+   */
+  restore?: RestoreSource;
+}
+
+/** Where a rollback's .env comes from, and what check it passed or was forced past. */
+export interface RestoreSource {
+  /** The backup file on the node (a .env.pulse-bak-* of the recipe dir, or the recipe .env itself). */
+  backup: string;
+  /** Why the backup would be refused without --force (hand-edited, no pulse header), or null: it passed the check. */
+  forced: string | null;
+}
+
+/**
+ * The input of rollbackWorkflow: only names. The worker reads the backup on the node and builds the plan (its first
+ * step), so a hand-made request can only ever restore a file that is on the node in the recipe dir.
+ */
+export interface RollbackRequest {
+  action: 'rollback';
+  version: 1;
+  node: string;
+  /** The backup to restore (--to, last known good's, or the one the failed up wrote). */
+  backup: string;
+  confirmed: boolean;
+  /** --force: restore a backup that fails the header check. */
+  force: boolean;
+  /** Render time of the request (the stamp of the files the rollback writes), ISO seconds. */
+  renderedAt: string;
+  /** The deploy this rollback undoes (workflowId/runId), when an up's auto-rollback started it. */
+  undid: string | null;
+  /** --timeout-s for the readiness wait; default READY_TIMEOUT_S of the backup + readyGraceS. */
+  timeoutS: number | null;
 }
 
 /**
@@ -99,7 +138,7 @@ export interface UpPlan {
  * ownUpPlan: the same keys as in the plan) and `planDigest`, the sha256 of the worker's own plan that the plan check
  * (checkPlan, before step 1) returned: a step runs only when the plan it rebuilds has that digest.
  */
-export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 'profile' | 'renderedAt' | 'confirmed' | 'experimental' | 'restart' | 'replacements' | 'memory' | 'readiness' | 'rollbackHint' | 'backups'> {
+export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 'profile' | 'renderedAt' | 'confirmed' | 'experimental' | 'restart' | 'replacements' | 'memory' | 'readiness' | 'rollbackHint' | 'backups' | 'autoRollback'> {
   overlay: Pick<NonNullable<UpPlan['overlay']>, 'dir' | 'args' | 'manifestText'> | null;
   planDigest: string;
 }

@@ -51,7 +51,8 @@ export type StepName =
   | 'gpu-probe'
   | 'kill-group'
   | 'lock'
-  | 'logs';
+  | 'logs'
+  | 'read-backup';
 
 /** The one typed value of a remote run. */
 export interface RemoteResult {

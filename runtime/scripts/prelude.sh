@@ -200,6 +200,11 @@ pulse_env_get() {
   printf '%s' "${out%x}"
 }
 
+# A .env without its HF_TOKEN/API_KEY lines (any line that sets or exports one): what of a backup may leave the node.
+pulse_env_public() {
+  grep -vE '^[[:space:]]*(export[[:space:]]+)?(HF_TOKEN|API_KEY)\+?=' -- "$1" || true
+}
+
 # The carry-over plan of a .env's HF_TOKEN/API_KEY lines (mode=secrets above); never printed as it is.
 pulse_env_secrets() {
   env -i "$_PULSE_AWK" -v mode=secrets -v want= "$_PULSE_ENV_AWK" "$1"

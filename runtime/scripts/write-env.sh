@@ -6,7 +6,9 @@
 # A failed write leaves the old .env untouched. After a write, backups beyond the newest PULSE_KEEP_BACKUPS (0: keep
 # all) are removed, never PULSE_KEEP_BACKUP (the one last known good points to); names sort by their UTC stamp.
 # Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP,
-# PULSE_KEEP_BACKUPS, PULSE_KEEP_BACKUP.
+# PULSE_KEEP_BACKUPS, PULSE_KEEP_BACKUP; a rollback also PULSE_RESTORE_FROM: then the new file is that backup's exact
+# bytes (its own HF_TOKEN/API_KEY lines included, nothing carried), once its lines without the secret ones are the
+# decoded text byte for byte (the plan was made from this file, and it did not change since).
 # Record: write-env{written,backup,carried,pruned}.
 target=$PULSE_ENV_PATH
 dir=$(dirname -- "$target")
@@ -28,10 +30,18 @@ bak_tmp=
 trap 'rm -f -- "$tmp" ${bak_tmp:+"$bak_tmp"}' EXIT
 fail_write() { pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot write $1 (disk full?); the old .env is unchanged"; }
 
-printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d >"$tmp" || fail_write "$tmp"
-[[ -z $(tail -c 1 "$tmp") ]] || printf '\n' >>"$tmp" || fail_write "$tmp"
 carried=0
-if [[ -f $target ]]; then
+if [[ -n ${PULSE_RESTORE_FROM:-} ]]; then
+  src=$PULSE_RESTORE_FROM
+  [[ -f $src ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "backup $src is gone; the .env is unchanged"
+  cmp -s <(pulse_env_public "$src") <(printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d) ||
+    pulse_fail "$PULSE_EXIT_REFUSED" "backup $src is not the file this rollback was planned from (changed since, or the plan was not made from it); the .env is unchanged"
+  cp -- "$src" "$tmp" || fail_write "$tmp"
+else
+  printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d >"$tmp" || fail_write "$tmp"
+  [[ -z $(tail -c 1 "$tmp") ]] || printf '\n' >>"$tmp" || fail_write "$tmp"
+fi
+if [[ -f $target && -z ${PULSE_RESTORE_FROM:-} ]]; then
   # The prelude's .env parser decides what is carried (the rule preflight checked): one normalised line per secret.
   # A line it cannot carry fails here too (the file changed since preflight), before the old .env is replaced.
   while IFS=$'\t' read -r what a b why; do

@@ -115,7 +115,30 @@ export const DOWN_STEPS = {
   publish: { step: 'publish', activity: 'publishState', label: '2/2 publish state', title: 'step 2/2 publish state', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;
 
-const ALL: readonly StepDef[] = [...Object.values(FRAME_STEPS), ...Object.values(UP_STEPS), ...Object.values(DOWN_STEPS)];
+function backupNote(r: unknown): string | null {
+  const plan = obj(obj(r)['plan']);
+  const restore = obj(plan['restore']);
+  const backup = text(restore, 'backup');
+  if (!backup) return null;
+  const forced = text(restore, 'forced');
+  return `${text(plan, 'profile') ?? '?'} from ${backup}${forced ? ` (forced: ${forced})` : ''}`;
+}
+
+function rollbackNote(r: unknown): string | null {
+  const p = text(r, 'profile');
+  return p ? `serving ${p} again` : null;
+}
+
+/**
+ * A rollback (`pulse model rollback`, or up's automatic one): first the worker reads and checks the backup on the node
+ * and makes the plan from it, then the up steps run with that plan. `auto` is the up's own step: its rollback child.
+ */
+export const ROLLBACK_STEPS = {
+  backup: { step: 'backup', activity: 'planRollback', label: 'check backup', title: 'read and check the backup on the node', script: 'read-backup', preset: 'quick', plan: '0. read the backup on the node and check its pulse header', note: backupNote },
+  auto: { step: 'rollback', activity: 'rollbackWorkflow', label: 'auto-rollback', title: 'auto-rollback: bring the previous .env back up', script: null, preset: 'state', note: rollbackNote },
+} as const satisfies Record<string, StepDef>;
+
+const ALL: readonly StepDef[] = [...Object.values(FRAME_STEPS), ...Object.values(UP_STEPS), ...Object.values(DOWN_STEPS), ...Object.values(ROLLBACK_STEPS)];
 
 /** A step's activity summary on a node: what the UI and the CLI's step line show. */
 export function summaryOf(def: StepDef, node: string): string {

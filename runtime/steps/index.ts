@@ -15,6 +15,7 @@ export { makeDirs, stopServer, sampleMemory, writeEnv, startServer } from './act
 export { probeReadiness, verifyServer, parseModels } from './checks.js';
 export { deployKey, probeHost } from './inputs.js';
 export { nodeLock, lockOf, LOCK_LEASE_S } from './lock.js';
+export { readBackup, type BackupRead } from './restore.js';
 export type { LockOwner, LockOp } from './lock.js';
 export type { StepOptions } from './run.js';
 

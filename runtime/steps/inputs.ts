@@ -67,7 +67,14 @@ export function writeEnvInputs(plan: UpPlan): Record<string, string> {
     // Pruning: 0 keeps every backup (a plan from before pruning); the protected one is kept whatever the count.
     PULSE_KEEP_BACKUPS: String(plan.backups?.keep ?? 0),
     PULSE_KEEP_BACKUP: plan.backups?.protect ?? '',
+    // A rollback copies this backup's bytes (its secrets included, never leaving the node) once they match the text.
+    ...(plan.restore ? { PULSE_RESTORE_FROM: plan.restore.backup } : {}),
   };
+}
+
+/** Inputs of read-backup: the backup to read and the live .env beside it (the dry-run's key difference). */
+export function readBackupInputs(backup: string, envPath: string): Record<string, string> {
+  return { PULSE_BACKUP_PATH: backup, PULSE_ENV_PATH: envPath };
 }
 
 /** Marker name of a deploy: a hash, so a deployId never reaches a file name unquoted or too long. */

@@ -83,7 +83,7 @@ test('rollback hint from the saved node state', () => {
 });
 
 test('history query filters by node and refuses a name that could break the query', () => {
-  assert.equal(historyQuery('spark2'), "WorkflowType IN ('upWorkflow', 'downWorkflow') AND PulseNode = 'spark2'");
+  assert.equal(historyQuery('spark2'), "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow') AND PulseNode = 'spark2'");
   assert.throws(() => historyQuery("x' OR '1'='1"), /not a valid node name/);
 });
 
@@ -123,7 +123,7 @@ test('the embedded server runs start-dev on loopback with SQLite, the UI on port
   const args = startDevArgs('/s/temporal/dev.db', 7233).join(' ');
   assert.match(args, /^server start-dev --db-filename \/s\/temporal\/dev\.db --ip 127\.0\.0\.1 --port 7233 --ui-port 8233 /);
   assert.match(args, /--dynamic-config-value frontend\.enableServerVersionCheck=false/);
-  for (const sa of ['PulseNode', 'PulseProfile', 'PulseAction']) assert.ok(args.includes(`--search-attribute ${sa}=Keyword`), sa);
+  for (const sa of ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome']) assert.ok(args.includes(`--search-attribute ${sa}=Keyword`), sa);
 });
 
 test('a failed TLS handshake is explained in one line naming the variable to check', () => {

@@ -43,7 +43,7 @@ test('the embedded server starts, answers with the search attributes, and is reu
     assert.equal(t.target.address, `127.0.0.1:${port}`);
     assert.equal(t.target.uiBase, `http://127.0.0.1:${port + 1000}`);
     const sa = await t.connection.operatorService.listSearchAttributes({ namespace: 'default' });
-    for (const k of ['PulseNode', 'PulseProfile', 'PulseAction']) assert.ok(k in (sa.customAttributes ?? {}), k);
+    for (const k of ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome']) assert.ok(k in (sa.customAttributes ?? {}), k);
   } finally {
     await t.close();
   }

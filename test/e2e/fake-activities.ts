@@ -85,6 +85,9 @@ export const fakeActivities: PulseActivities = {
   async checkPlan(plan) {
     return { node: plan.node, nodesFile: '(fake)' };
   },
+  async planRollback() {
+    throw new Error('no rollback in this fake');
+  },
   async acquireNodeLock() {
     return { lock: null };
   },

@@ -38,7 +38,7 @@ export interface DevServerOptions {
   dbFile?: string;
   /** Serve the Web UI on a free port (default headless). */
   ui?: boolean;
-  /** Extra search attributes NAME → type, besides PulseNode/PulseProfile/PulseAction (Keyword). */
+  /** Extra search attributes NAME → type, besides PulseNode/PulseProfile/PulseAction/PulseOutcome (Keyword). */
   searchAttributes?: Record<string, string>;
   /** How long to wait for the frontend to answer (default 60 s: a loaded 2-core machine is slow). */
   readyTimeoutMs?: number;
@@ -68,7 +68,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const dbFile = opts.dbFile ?? path.join(tmp as string, 'temporal.db');
   const port = await freePort();
   const uiPort = opts.ui ? await freePort() : null;
-  const attrs = { PulseNode: 'Keyword', PulseProfile: 'Keyword', PulseAction: 'Keyword', ...opts.searchAttributes };
+  const attrs = { PulseNode: 'Keyword', PulseProfile: 'Keyword', PulseAction: 'Keyword', PulseOutcome: 'Keyword', ...opts.searchAttributes };
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error',
     ...dynamicConfigArgs(),
     ...Object.entries(attrs).flatMap(([k, v]) => ['--search-attribute', `${k}=${v}`]),

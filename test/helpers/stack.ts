@@ -225,7 +225,7 @@ export class Stack {
 export async function startDevServerOn(port: number, dbFile: string, extra: string[] = []): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error', '--headless',
     ...dynamicConfigArgs(), ...extra,
-    ...['PulseNode', 'PulseProfile', 'PulseAction'].flatMap((k) => ['--search-attribute', `${k}=Keyword`])];
+    ...['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome'].flatMap((k) => ['--search-attribute', `${k}=Keyword`])];
   const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20000)));

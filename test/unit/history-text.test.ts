@@ -5,7 +5,7 @@ import { historyText, onceWorded, resultWords, type HistoryRow } from '../../cli
 
 const row = (over: Partial<HistoryRow>): HistoryRow => ({
   time: '2026-12-03T07:48:27.123Z', node: 'spark2', action: 'up', profile: 'best', result: 'ok (up)', ok: true, nodeState: 'up', error: null,
-  durationS: 754.2, workflowId: 'pulse-model-spark2', runId: 'r1', ui: null, ...over,
+  durationS: 754.2, outcome: null, undid: null, workflowId: 'pulse-model-spark2', runId: 'r1', ui: null, ...over,
 });
 
 test('the result in words never reads "failed (failed)" nor repeats its step', () => {
@@ -13,6 +13,9 @@ test('the result in words never reads "failed (failed)" nor repeats its step', (
   const failed = row({ result: 'failed (failed): readiness: readiness not reached within 3 s', ok: false, nodeState: 'failed', error: 'readiness: readiness not reached within 3 s' });
   assert.equal(resultWords(failed), 'FAILED; node marked failed: readiness: not reached within 3 s');
   assert.equal(resultWords(row({ result: 'running', ok: null, nodeState: null })), 'running');
+  const undone = { ok: false, nodeState: 'up', outcome: 'rolled-back', error: 'readiness: not reached within 4 s; rolled back to datagen, serving again after 21.3 s' };
+  assert.equal(resultWords(row(undone)), 'FAILED, rolled back: readiness: not reached within 4 s; rolled back to datagen, serving again after 21.3 s');
+  assert.match(historyText([row({ action: 'rollback', profile: 'datagen', undid: 'pulse-model-spark2/r0' })], null), /rollback datagen on spark2[\s\S]*\n {4}undoes pulse-model-spark2\/r0\n/);
   assert.equal(onceWorded('readiness: the server did not answer'), 'readiness: the server did not answer');
 });
 

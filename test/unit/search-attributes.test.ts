@@ -38,8 +38,8 @@ test('refused registration, attributes not there: one line that says the server 
   const { conn } = server({ listed: [], add: () => { throw DENIED; }, count: () => { throw UNMAPPED; } });
   const err = await ensureSearchAttributes(conn, 'prod', 5000).then(() => null, (e: unknown) => e);
   assert.ok(err instanceof PulseError, String(err));
-  assert.equal(err.message, 'the Temporal server refused to register the search attributes PulseNode, PulseProfile, PulseAction in namespace prod: PERMISSION_DENIED: Request unauthorized.');
-  assert.equal(err.hint, 'have them registered once (Keyword): temporal operator search-attribute create --namespace prod --name PulseNode --name PulseProfile --name PulseAction --type Keyword');
+  assert.equal(err.message, 'the Temporal server refused to register the search attributes PulseNode, PulseProfile, PulseAction, PulseOutcome in namespace prod: PERMISSION_DENIED: Request unauthorized.');
+  assert.equal(err.hint, 'have them registered once (Keyword): temporal operator search-attribute create --namespace prod --name PulseNode --name PulseProfile --name PulseAction --name PulseOutcome --type Keyword');
 });
 
 test('refused registration, attributes already mapped (registered by an operator): fine', async () => {
@@ -49,7 +49,7 @@ test('refused registration, attributes already mapped (registered by an operator
 });
 
 test('all listed and mapped: no registration, one probe', async () => {
-  const { conn, calls } = server({ listed: ['PulseNode', 'PulseProfile', 'PulseAction'], add: () => undefined, count: () => undefined });
+  const { conn, calls } = server({ listed: ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome'], add: () => undefined, count: () => undefined });
   await ensureSearchAttributes(conn, 'default', 5000);
   assert.deepEqual(calls, { add: 0, count: 1 });
 });
@@ -58,7 +58,7 @@ test('registered but never mapped: the wait is bounded and says so', async () =>
   const { conn, calls } = server({ listed: [], add: () => undefined, count: () => { throw UNMAPPED; } });
   const err = await ensureSearchAttributes(conn, 'slow', 1200).then(() => null, (e: unknown) => e);
   assert.ok(err instanceof PulseError);
-  assert.match(err.message, /^the search attributes PulseNode, PulseProfile, PulseAction are registered in namespace slow, but the server still does not map them: INVALID_ARGUMENT: /);
+  assert.match(err.message, /^the search attributes PulseNode, PulseProfile, PulseAction, PulseOutcome are registered in namespace slow, but the server still does not map them: INVALID_ARGUMENT: /);
   assert.ok(calls.count >= 2, 'it probed more than once');
 });
 

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DOWN_STEPS, FRAME_STEPS, noteOf, stepOfActivity, summaryOf, UP_STEPS } from '../../runtime/steps/catalog.js';
+import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, stepOfActivity, summaryOf, UP_STEPS } from '../../runtime/steps/catalog.js';
 import type { StepDef } from '../../runtime/steps/catalog.js';
 import { stepNote } from '../../cli/progress.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
-const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS]];
+const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS], ['rollback', ROLLBACK_STEPS]];
 const ALL = TABLES.flatMap(([, t]) => Object.values(t));
 
 test('every row has a unique summary within its deploy, and the up steps are numbered 1..9 in order', () => {
@@ -51,7 +51,7 @@ test('the notes read the step results', () => {
 
 test("docs/ARCHITECTURE.md's step table is the catalog", () => {
   const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
-  const rows = doc.split('\n').filter((l) => /^\| (up|down|every deploy) \|/.test(l));
+  const rows = doc.split('\n').filter((l) => /^\| (up|down|every deploy|rollback) \|/.test(l));
   const want = TABLES.flatMap(([deploy, t]) =>
     Object.values(t).map((d) => `| ${deploy} | \`${d.step}\` | \`${d.activity}\` | ${d.label} | ${d.script ? `\`${d.script}.sh\`` : '—'} | ${d.preset} |`),
   );

@@ -69,6 +69,9 @@ export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) 
   const run: FakeRun = { acts: {} as PulseActivities, calls: [], states: [], starts: [] };
   const base: PulseActivities = {
     checkPlan: async (plan) => ({ node: plan.node, nodesFile: '(fake)' }),
+    planRollback: async () => {
+      throw new Error('no rollback in this fake');
+    },
     acquireNodeLock: async () => ({ lock: null }),
     releaseNodeLock: async () => ({ lock: null }),
     runPreflight: async () => pre,

@@ -1,0 +1,95 @@
+/**
+ * `pulse model rollback --node N [--to BACKUP] [--yes] [--force] [--dry-run] [--detach]`: bring the node back to the
+ * exact bytes of a .env backup (default: the one last known good points to, else the one the last up wrote). The
+ * worker reads and checks the backup on the node and runs the up steps with it (workflows/rollback.ts); --dry-run
+ * reads it from here (read-only) and shows which backup, its profile and the key difference to the live .env.
+ */
+import path from 'node:path';
+import type { NodeConfig } from '../../runtime/config/nodes.js';
+import { PulseError } from '../../runtime/errors.js';
+import type { RollbackRequest } from '../../runtime/model/index.js';
+import type { RollbackOptions } from '../options.js';
+import { stateDiskFull } from '../deploy-client/index.js';
+import { startAndShow } from '../deploy-view.js';
+
+/** --to as given (absolute), or a bare backup name in the node's first recipe dir. */
+function named(node: NodeConfig, to: string): string {
+  const dir = Object.values(node.recipes)[0]?.dir ?? '';
+  return to.startsWith('/') ? to : path.posix.join(dir, to);
+}
+
+async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequest; node: NodeConfig }> {
+  const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
+  const { isoSeconds } = await import('../../runtime/render.js');
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const node = nodeOf(config, opts.node);
+  const state = await readNodeState(defaultStateDir(), opts.node);
+  const backup = opts.to ? named(node, opts.to) : (state?.lastKnownGood?.backupPath ?? state?.backupPath ?? null);
+  if (!backup) {
+    throw new PulseError('precondition', `${opts.node}: no backup to roll back to (no up replaced a .env there since pulse keeps last known good)`, {
+      hint: `name one: pulse model rollback --node ${opts.node} --to <.env.pulse-bak-...>`,
+    });
+  }
+  if (node.protected && !opts.yes && !opts.dryRun) throw new PulseError('refused', `node ${opts.node} is protected; add --yes to roll it back`);
+  const request: RollbackRequest = {
+    action: 'rollback', version: 1, node: opts.node, backup, confirmed: opts.yes, force: opts.force,
+    renderedAt: isoSeconds(new Date()), undid: null, timeoutS: opts.timeoutS ?? null,
+  };
+  return { request, node };
+}
+
+/** The dry-run: read the backup and the live .env on the node (read-only), make the plan as the worker would. */
+async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<number> {
+  const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
+  const { loadProfiles } = await import('../../runtime/config/profiles.js');
+  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { backupRecipeDir, buildRestorePlan, keyDifference } = await import('../../runtime/restore.js');
+  const { openSession } = await import('../../runtime/node/connect.js');
+  const { readBackup } = await import('../../runtime/steps/index.js');
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const dir = backupRecipeDir(config, opts.node, request.backup);
+  const n = config.nodes[opts.node]!;
+  const session = await openSession(n.host === 'ssh' ? { name: opts.node, host: 'ssh', ssh: n.ssh } : { name: opts.node, host: 'local' });
+  let read;
+  try {
+    read = await readBackup(session, request.backup, `${dir}/.env`);
+  } finally {
+    await session.close();
+  }
+  const plan = buildRestorePlan(config, loadProfiles(), { node: opts.node, backup: request.backup, text: read.text, yes: opts.yes, force: opts.force, timeoutS: opts.timeoutS, protectBackup: request.backup }, new Date(request.renderedAt));
+  const diff = keyDifference(read.current, plan.env.values);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ backup: request.backup, profile: plan.profile, identity: plan.env.identity, forced: plan.restore?.forced ?? null, secretLines: read.secretLines, keyDifference: diff, plan }, null, 2)}\n`);
+    return 0;
+  }
+  const lines = [
+    `rollback on ${opts.node} (dry-run: nothing runs, nothing is written)`,
+    `  backup:   ${request.backup}`,
+    `  profile:  ${plan.profile} (sha256 ${plan.env.identity.sha256.slice(0, 12)}, overlay ${plan.env.identity.overlay})`,
+    ...(plan.restore?.forced ? [`  forced:   ${plan.restore.forced}`] : []),
+    `  serves:   ${plan.expect.servedModelName || '?'}, max_model_len ${plan.expect.maxModelLen ?? '?'} on ${plan.expect.bind}:${plan.expect.port}`,
+    `  secrets:  ${read.secretLines} HF_TOKEN/API_KEY line(s), restored with the file (never read off the node)`,
+    read.current === null ? '  live .env: none' : diff.length === 0 ? '  key difference to the live .env: none' : '  key difference (live → restored):',
+    ...diff.map((d) => `    ${d}`),
+    ...(plan.protected && !opts.yes ? [`  ${opts.node} is protected: the real rollback needs --yes`] : []),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+export async function run(opts: RollbackOptions): Promise<number> {
+  const { request } = await requestOf(opts); // config errors and refusals come before any Temporal connection
+  if (opts.dryRun) return dryRun(opts, request);
+  const what = `rollback on ${request.node}`;
+  const full = await stateDiskFull(what);
+  if (full) throw full;
+  const { connectTemporal } = await import('../temporal.js');
+  const t = await connectTemporal(opts);
+  try {
+    return await startAndShow(t, request, what, opts);
+  } finally {
+    await t.close();
+  }
+}

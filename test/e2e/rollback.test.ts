@@ -1,0 +1,166 @@
+/**
+ * Rollback through the product (issue 14): `up --auto-rollback` on a never-ready or cancelled deploy brings the
+ * previous .env back up by itself, `pulse model rollback` restores a backup's exact bytes (and resumes after a
+ * SIGKILL of its worker), and the check of a backup refuses what pulse did not write or what was edited by hand,
+ * before anything stops. Simulated nodes over real sshd, the embedded Temporal dev server, the CLI as a user runs it.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import type { NodeState } from '../../runtime/model/index.js';
+import { startSim, type Sim } from '../sim/index.js';
+import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
+
+let sim: Sim | null = null;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+const stateDir = () => path.join(dir, 'state');
+
+async function nodeState(node: string): Promise<NodeState> {
+  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8')) as NodeState;
+}
+
+async function endpointEnabled(node: string): Promise<boolean | undefined> {
+  const f = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
+  return f.models[0]?.endpoints.find((e) => e.name === node)?.enabled;
+}
+
+async function backups(node: string): Promise<string[]> {
+  const d = sim!.node(node).recipeDir;
+  return (await readdir(d)).filter((f) => f.startsWith('.env.pulse-bak-')).map((f) => path.join(d, f)).sort();
+}
+
+/** Makes the next server never ready, and the one after it healthy again (the simulated vLLM reads its control at start). */
+async function nextStartNeverReady(node: string): Promise<void> {
+  const n = sim!.node(node);
+  const starts = n.startShCalls().length;
+  n.setFailure('never-ready');
+  const logs = (): string => {
+    try {
+      return n.docker('logs', n.containerName);
+    } catch {
+      return ''; // no container yet (the old one stopped, the new one not run)
+    }
+  };
+  await until('the never-ready server started', () => n.startShCalls().length > starts && logs().includes('simulated: never ready'), 60_000);
+  n.setFailure('none');
+}
+
+before(async () => {
+  dir = await tempDir('pulse-rollback-');
+  killEmbeddedServerOnExit(stateDir());
+  sim = await startSim({ nodes: ['simA', 'simB'], readyDelayMs: 300 });
+  env = await simCliEnv(sim, dir);
+  const first = await runCli(['model', 'up', 'datagen', '--node', 'simA'], env);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+});
+
+after(async () => {
+  await stopEmbeddedServer(stateDir());
+  await sim?.stop();
+  await removeDir(dir);
+});
+
+test('never ready with --auto-rollback: the node serves the previous profile again, endpoint enabled, two starts, two backups', async () => {
+  const good = await nodeState('simA');
+  const node = sim!.node('simA');
+  const starts = node.startShCalls().length;
+  const baks = (await backups('simA')).length;
+  const up = startCli(['model', 'up', 'best', '--node', 'simA', '--auto-rollback', '--timeout-s', '4'], env);
+  await nextStartNeverReady('simA');
+  const r = await up.done;
+  assert.notEqual(r.code, 0, 'the up itself failed');
+  assert.match(r.stdout, /up best on simA: failed: readiness: .*; rolled back to datagen, serving again after [\d.]+ s/, r.stdout + r.stderr);
+  const s = await nodeState('simA');
+  assert.equal(s.state, 'up');
+  assert.equal(s.profile, 'datagen');
+  assert.deepEqual(s.identity, good.identity, 'the exact .env that ran before');
+  // verify checked the restored server: it answers with the previous profile's model and max_model_len.
+  assert.equal(s.servedModelName, good.servedModelName);
+  assert.equal(s.maxModelLen, good.maxModelLen);
+  assert.equal(await endpointEnabled('simA'), true, 'endpoint enabled again');
+  assert.equal(node.startShCalls().length, starts + 2, 'start.sh: the failed up, then the rollback');
+  assert.equal((await backups('simA')).length, baks + 2, 'the up backed up datagen, the rollback backed up best');
+  const h = await runCli(['model', 'history', '--node', 'simA', '--json'], env);
+  assert.equal(h.code, 0, h.stdout + h.stderr);
+  const rows = JSON.parse(h.stdout) as { action: string; outcome?: string; undid?: string | null; workflowId: string }[];
+  const rb = rows.find((x) => x.action === 'rollback');
+  assert.ok(rb, h.stdout);
+  assert.equal(rb.outcome, 'succeeded');
+  const undone = rows.find((x) => x.action === 'up' && x.outcome === 'rolled-back');
+  assert.ok(undone && rb.undid?.startsWith(`${undone.workflowId}/`), h.stdout);
+});
+
+test('cancel of an auto-rollback deploy: rolled back', async () => {
+  const node = sim!.node('simA');
+  const up = startCli(['model', 'up', 'best', '--node', 'simA', '--auto-rollback'], env);
+  await nextStartNeverReady('simA');
+  await waitForOutput(up, /7\/9 readiness on simA/);
+  const c = await runCli(['model', 'cancel', '--node', 'simA'], env);
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  const r = await up.done;
+  assert.match(r.stdout, /failed: readiness: deploy cancelled.*; rolled back to datagen/, r.stdout + r.stderr);
+  assert.equal((await nodeState('simA')).profile, 'datagen');
+  assert.equal((await nodeState('simA')).state, 'up');
+  assert.ok(node.startShCalls().length > 0);
+});
+
+test('rollback --dry-run names the backup, its profile and the key difference; a SIGKILL of its worker during readiness resumes', async () => {
+  const node = sim!.node('simA');
+  const upBest = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
+  assert.equal(upBest.code, 0, upBest.stdout + upBest.stderr);
+  const lkg = (await nodeState('simA')).lastKnownGood;
+  assert.equal(lkg?.profile, 'best');
+  const prior = (await backups('simA')).at(-1)!;
+  const dry = await runCli(['model', 'rollback', '--node', 'simA', '--to', prior, '--dry-run'], env);
+  assert.equal(dry.code, 0, dry.stdout + dry.stderr);
+  assert.match(dry.stdout, new RegExp(`backup: +${prior.replace(/[.]/g, '\\.')}`));
+  assert.match(dry.stdout, /profile: +datagen/);
+  assert.match(dry.stdout, /MAX_NUM_SEQS: \S+ → \S+/, 'a key that differs between best and datagen');
+
+  node.setReadyDelay(3000);
+  const starts = node.startShCalls().length;
+  const rb = startCli(['model', 'rollback', '--node', 'simA', '--to', prior], env);
+  await waitForOutput(rb, /7\/9 readiness on simA/);
+  rb.child.kill('SIGKILL');
+  await rb.done;
+  const w = await runCli(['model', 'watch', '--node', 'simA'], env);
+  node.setReadyDelay(300);
+  assert.equal(w.code, 0, w.stdout + w.stderr);
+  assert.match(w.stdout, /rollback (datagen )?on simA: ok, node up/);
+  assert.equal(node.startShCalls().length, starts + 1, 'one start.sh for the resumed rollback');
+  const s = await nodeState('simA');
+  assert.equal(s.profile, 'datagen');
+  assert.equal(await readFile(node.envPath, 'utf8'), await readFile(prior, 'utf8'), 'the exact bytes of the backup');
+});
+
+test('refused before anything stops: a hand-edited backup, an old .env pulse never wrote (without --force), a protected node without --yes', async () => {
+  const node = sim!.node('simA');
+  const starts = node.startShCalls().length;
+  const before = await readFile(node.envPath, 'utf8');
+  const edited = (await backups('simA')).at(-1)!;
+  await writeFile(edited, (await readFile(edited, 'utf8')).replace(/^MAX_NUM_SEQS=.*$/m, 'MAX_NUM_SEQS="64"'));
+  const a = await runCli(['model', 'rollback', '--node', 'simA', '--to', edited], env);
+  assert.notEqual(a.code, 0);
+  assert.match(a.stdout + a.stderr, /edited after pulse wrote it/);
+
+  const old = path.join(node.recipeDir, '.env.pulse-bak-20200101T000000Z');
+  await writeFile(old, 'MAX_NUM_SEQS=4\nMODEL=/models/x\n');
+  const b = await runCli(['model', 'rollback', '--node', 'simA', '--to', old], env);
+  assert.notEqual(b.code, 0);
+  assert.match(b.stdout + b.stderr, /no pulse header: pulse never wrote it/);
+  assert.match(b.stdout + b.stderr, /--force/);
+  assert.equal(node.startShCalls().length, starts, 'nothing started');
+  assert.equal(await readFile(node.envPath, 'utf8'), before, '.env untouched');
+  assert.equal((await nodeState('simA')).state, 'up', 'nothing stopped');
+
+  const nodes = path.join(dir, 'nodes-protected.json');
+  sim!.writeNodesJson(nodes, { protected: ['simB'] });
+  const c = await runCli(['model', 'rollback', '--node', 'simB', '--to', '.env.pulse-bak-20260101T000000Z'], { ...env, PULSE_NODES: nodes });
+  assert.notEqual(c.code, 0);
+  assert.match(c.stdout + c.stderr, /simB is protected; add --yes/);
+  assert.equal(sim!.node('simB').startShCalls().length, 0, 'simB untouched');
+});
