@@ -55,6 +55,14 @@ export interface LockUse {
 /** What a node step of an up names: an UpPlanRef (since PLAN_REF_PATCH) or, from older deploys, the whole plan. */
 export type UpStepPlan = UpPlan | UpPlanRef;
 
+/**
+ * The third argument of pollReadiness when the workflow knows how long readiness usually takes here (the 'starting'
+ * state step's answer): shown only (the wait heartbeats it), never a budget. Absent from older workflows.
+ */
+export interface ReadinessHint {
+  readinessEstimate: ReadinessEstimate;
+}
+
 export interface StartInput {
   plan: UpStepPlan;
   /** `${workflowId}/${firstExecutionRunId}`: the node keeps an atomic marker so one deploy starts start.sh once. */
@@ -124,7 +132,7 @@ export interface PulseActivities {
   /** Step 6: setsid start.sh, at most once per deployId. */
   startServer(input: StartInput, lock?: LockUse): Promise<StartResult>;
   /** Step 7: poll /v1/models every second until 200, up to plan.readiness.timeoutS. */
-  pollReadiness(plan: UpStepPlan, lock?: LockUse): Promise<ReadinessProbe>;
+  pollReadiness(plan: UpStepPlan, lock?: LockUse, hint?: ReadinessHint): Promise<ReadinessProbe>;
   /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
   verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult>;
   /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */

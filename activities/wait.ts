@@ -58,6 +58,8 @@ export interface ProbeAnswer<T> {
 
 export interface WaitSpec<T> {
   step: WaitProgress['step'];
+  /** Shown with the progress (readiness: how long it usually takes here); never changes the budget. */
+  estimate?: WaitProgress['estimate'];
   timeoutS: number;
   intervalMs: number;
   /** A clock that never jumps (ms): only differences of it are used, never an instant from another worker. */
@@ -94,6 +96,7 @@ export function startCheckpoint(details: unknown, step: WaitProgress['step'], ti
 export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
   const ctx = Context.current();
   const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS);
+  if (spec.estimate) cp.estimate = spec.estimate;
   const before = cp.elapsedMs;
   const t0 = spec.monotonic();
   const elapsed = (): number => before + Math.max(0, spec.monotonic() - t0);

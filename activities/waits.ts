@@ -6,11 +6,12 @@
 import { Context } from '@temporalio/activity';
 import type { MemorySample, ReadinessProbe, ReadinessSeen } from '../runtime/model/index.js';
 import { authority } from './authority.js';
-import type { LockUse, UpStepPlan } from './contract.js';
+import type { LockUse, ReadinessHint, UpStepPlan } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { pollUntil } from './wait.js';
+import { estimateOf } from '../runtime/readiness-eta.js';
 
 /** A readiness memo from a checkpoint (untrusted JSON from the heartbeat), or null. */
 function seenOf(memo: unknown): ReadinessSeen | null {
@@ -50,7 +51,7 @@ export function waitActivities(deps: ActivityDeps) {
       });
     },
     /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
-    async pollReadiness(input: UpStepPlan, lock?: LockUse): Promise<ReadinessProbe> {
+    async pollReadiness(input: UpStepPlan, lock?: LockUse, hint?: ReadinessHint): Promise<ReadinessProbe> {
       const plan = own.up(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);
@@ -58,6 +59,7 @@ export function waitActivities(deps: ActivityDeps) {
       return pollUntil({
         ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
         step: 'readiness',
+        ...estimateOf(hint),
         timeoutS: plan.readiness.timeoutS,
         intervalMs: interval,
         monotonic: () => deps.clock.monotonic(),

@@ -6,6 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployProgress, WaitProgress } from '../runtime/model/index.js';
 import type { DeployInProgress } from '../runtime/status/types.js';
 import { serverLogOf } from '../runtime/vllm-phase.js';
+import { estimateOf } from '../runtime/readiness-eta.js';
 
 /** `step 7/9 readiness` → 7 and 9, from the running step's title. */
 export function stepNumber(p: DeployProgress | null): { stepIndex: number | null; stepCount: number | null } {
@@ -29,7 +30,7 @@ export function waitOf(pending: readonly PendingLike[] | null | undefined): Depl
     if (!first) continue;
     try {
       const v: unknown = defaultPayloadConverter.fromPayload(first as never);
-      if (isWait(v)) return { step: v.step, elapsedS: v.elapsedS, timeoutS: v.timeoutS, attempt: v.attempt, ...serverLogOf(v) };
+      if (isWait(v)) return { step: v.step, elapsedS: v.elapsedS, timeoutS: v.timeoutS, attempt: v.attempt, ...serverLogOf(v), ...estimateOf({ readinessEstimate: v.estimate }) };
     } catch {
       // not a wait's heartbeat
     }

@@ -121,6 +121,8 @@ export class ProgressPrinter {
 
   waitProgress(p: WaitProgress): void {
     if (this.quiet) return;
+    // The estimate: the 'starting' step's answer, else the one the wait heartbeats (a follow that began mid-wait).
+    if (!this.estimate && p.estimate) this.estimate = p.estimate;
     if (hasServerView(p, this.estimate)) {
       this.serverWait(p);
       return;

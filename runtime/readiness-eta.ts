@@ -79,3 +79,13 @@ export function estimateWords(e: ReadinessEstimate): string {
 export function slowerThanUsual(e: ReadinessEstimate | null | undefined, elapsedS: number): boolean {
   return !!e && e.estimateS !== null && e.estimateS > 0 && elapsedS > e.estimateS * SLOW_FACTOR;
 }
+
+/** The estimate of an untrusted `{ readinessEstimate }` (the wait's third argument, a state step's answer), as fields. */
+export function estimateOf(hint: unknown): { estimate?: ReadinessEstimate } {
+  const e = (hint as { readinessEstimate?: unknown } | null | undefined)?.readinessEstimate as Partial<ReadinessEstimate> | null | undefined;
+  if (!e || typeof e !== 'object' || typeof e.samples !== 'number' || !Number.isInteger(e.samples) || e.samples < 0) return {};
+  const s = e.estimateS === null ? null : readinessSecondsOf(e.estimateS);
+  if (s === null && e.estimateS !== null) return {};
+  const basis = e.basis === 'identity' || e.basis === 'profile' ? e.basis : 'none';
+  return { estimate: { estimateS: s, samples: e.samples, basis } };
+}

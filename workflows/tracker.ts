@@ -61,6 +61,11 @@ export class StepTracker {
     if (e && typeof e === 'object' && (e.estimateS === null || typeof e.estimateS === 'number')) this.estimate = e;
   }
 
+  /** The readiness estimate of this start, if the 'starting' state step gave one. */
+  readinessEstimate(): ReadinessEstimate | null {
+    return this.estimate ? { ...this.estimate } : null;
+  }
+
   /** How long a finished step took by the workflow clock (the readiness wait, for the next estimate), or null. */
   msOf(step: string): number | null {
     return this.records.filter((r) => r.step === step && r.state === 'ok').at(-1)?.ms ?? null;

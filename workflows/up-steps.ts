@@ -85,7 +85,9 @@ export async function runSteps(run: UpRun): Promise<void> {
 /** Steps 7, 8, 9: also the whole deploy when the same identity already runs. */
 async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   const { step, acts, t, result } = run;
-  await t.run(UP_STEPS.readiness, () => acts.readiness(step, ...run.lock));
+  // The estimate goes to the wait as a third argument (only then: a deploy without one schedules what it always did).
+  const e = t.readinessEstimate();
+  await t.run(UP_STEPS.readiness, () => (e ? acts.readiness(step, run.lock[0], { readinessEstimate: e }) : acts.readiness(step, ...run.lock)));
   const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan: step, logPath }, ...run.lock));
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
   if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });

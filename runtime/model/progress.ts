@@ -11,6 +11,8 @@ export interface WaitProgress {
   phase?: ServerPhase | null;
   /** Readiness: the container log's last line (cut), shown when no known phase was seen yet. */
   lastLine?: string | null;
+  /** Readiness: how long it usually takes on this node (from the workflow; absent when it has none). */
+  estimate?: ReadinessEstimate;
 }
 
 /** Where a starting vLLM server is, from the lines it logs (runtime/vllm-phase.ts reads them). */

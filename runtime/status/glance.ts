@@ -74,8 +74,8 @@ function serverParts(d: DeployInProgress): string[] {
     const words = w.phase?.words ?? (w.lastLine ? `log: ${w.lastLine}` : null);
     if (words) out.push(words.replace(/[\x00-\x1f\x7f]/g, ' '));
   }
-  if (d.readinessEstimate && (d.step === 'readiness' || d.step === 'start')) {
-    const e = d.readinessEstimate;
+  const e = d.readinessEstimate ?? w?.estimate ?? null;
+  if (e && (d.step === 'readiness' || d.step === 'start')) {
     out.push(e.estimateS === null ? estimateWords(e) : `readiness usually ${estimateWords(e)}`);
   }
   return out;

@@ -129,7 +129,7 @@ export interface DeployInProgress {
   stepCount: number | null;
   elapsedS: number | null;
   /** The wait of a polling step (memory, readiness): seconds waited of its budget, from the activity's heartbeat. */
-  wait: { step: string; elapsedS: number; timeoutS: number; attempt: number; phase?: ServerPhase | null; lastLine?: string | null } | null;
+  wait: { step: string; elapsedS: number; timeoutS: number; attempt: number; phase?: ServerPhase | null; lastLine?: string | null; estimate?: ReadinessEstimate } | null;
   /** How long readiness usually takes on the node (the deploy's 'starting' state step found it); absent when unknown. */
   readinessEstimate?: ReadinessEstimate | null;
   uiUrl: string | null;

@@ -76,6 +76,10 @@ test('the next start is measured against the first; status shows its phase and t
     250,
   );
   assert.match(flat(status.stdout), /deploy .*step readiness \(7\/9\).*, (loading weights( \d+\/\d+)?|[^,]*compile[^,]*|[^,]*KV cache[^,]*|CUDA graph[^,]*|starting the engine), readiness usually ~\d+s/, status.stdout);
+  // The wait's own heartbeat carries the estimate too (the Temporal UI shows it on the pending activity).
+  const json = JSON.parse((await runCli(['model', 'status', '--node', 'simA', '--json'], env)).stdout) as { nodes: { deploy: { step: string | null; wait: { estimate?: { samples: number } } | null } | null }[] };
+  const d = json.nodes[0]?.deploy;
+  if (d?.step === 'readiness') assert.equal(d.wait?.estimate?.samples, 1, JSON.stringify(d));
   const r = await run.done;
   await keep('second-up.txt', r.stdout);
   await keep('status-during.txt', status.stdout);

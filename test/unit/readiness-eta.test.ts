@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { readinessHistoryAfter, readinessOnStart } from '../../activities/readiness-history.js';
 import type { EnvIdentity, NodeState } from '../../runtime/model/index.js';
-import { about, estimateWords, KEEP_IN_ALL, KEEP_PER_PROFILE, readinessEstimate, recordReadiness, samplesOf, slowerThanUsual } from '../../runtime/readiness-eta.js';
+import { about, estimateOf, estimateWords, KEEP_IN_ALL, KEEP_PER_PROFILE, readinessEstimate, recordReadiness, samplesOf, slowerThanUsual } from '../../runtime/readiness-eta.js';
 import { readNodeState, writeNodeState } from '../../runtime/state.js';
 
 const A: EnvIdentity = { sha256: 'a'.repeat(64), profile: 'best', overlay: 'none' };
@@ -85,4 +85,10 @@ test('the state step: a verified up after a start records its wait, a starting w
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the wait\'s hint is untrusted: only a well-formed estimate is heartbeated', () => {
+  assert.deepEqual(estimateOf({ readinessEstimate: { estimateS: 900, samples: 5, basis: 'identity' } }), { estimate: { estimateS: 900, samples: 5, basis: 'identity' } });
+  assert.deepEqual(estimateOf({ readinessEstimate: { estimateS: null, samples: 0, basis: 'x' } }), { estimate: { estimateS: null, samples: 0, basis: 'none' } });
+  for (const bad of [undefined, null, {}, { readinessEstimate: { estimateS: 'soon', samples: 1 } }, { readinessEstimate: { estimateS: 9, samples: -1 } }]) assert.deepEqual(estimateOf(bad), {});
 });
