@@ -6,6 +6,7 @@
 import type { DownPlan, RollbackRequest, UpPlan } from '../runtime/model/index.js';
 import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
 import { workerLogPath } from './deploy-client/worker-log.js';
+import { backgroundPid, detachedWorker, detachLines, detachWayOut } from './detach-view.js';
 import { exitCodeOf } from './exit-codes.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { ProgressPrinter } from './progress-printer.js';
@@ -22,20 +23,6 @@ export interface ShowRequest {
   closed?: boolean;
   /** The command's --nodes: the in-process worker checks plans against it, and the live-state line reads it. */
   nodes?: string | undefined;
-}
-
-function detachLines(t: PulseTemporal, ref: DeployRef, node: string, ranWorker: boolean): string[] {
-  const lines = ranWorker
-    ? [
-        'detached. This pulse ran the deploy\'s worker, which stops now: the deploy pauses (its state is safe in Temporal)',
-        'and continues when the next pulse command or `pulse worker` runs. The running step gets a few seconds to finish',
-        '(Ctrl-C again to leave at once).',
-      ]
-    : ['detached: the deploy goes on.'];
-  lines.push(`watch it again: pulse model watch --node ${node}`);
-  const link = uiLink(t.target, ref.workflowId, ref.runId);
-  if (link) lines.push(`Temporal UI: ${link}`);
-  return lines;
 }
 
 /** A failed deploy's way out (the container now, its logs): read from the node after the close (cli/failure-block.ts). */
@@ -66,10 +53,11 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
       closed: req.closed === true,
       nodes: req.nodes,
       verbose: req.verbose,
-      whileOpen: async (o, ranWorker) => {
-        if (o.kind === 'detached') for (const l of detachLines(t, ref, req.node, ranWorker)) printer.line(l);
+      whileOpen: async (o, role) => {
+        if (o.kind === 'detached') for (const l of await detachLines(t, ref, req.node, role, o)) printer.line(l);
         else printer.outcome(o, ref.what, await wayOut(o, req));
-        if (o.kind === 'closed' && !o.result?.ok && ranWorker) printer.line(`  worker log: ${workerLogPath()}`);
+        // The log of the worker pulse ran for it: in this process, or the background one beside the embedded server.
+        if (o.kind === 'closed' && !o.result?.ok && (role.ranWorker || (await backgroundPid(t, role)) !== null)) printer.line(`  worker log: ${workerLogPath()}`);
         if (o.kind === 'closed' && o.result?.state === 'unchanged') {
           const { liveStateLine } = await import('./live-state.js');
           printer.line(`  ${await liveStateLine(req.node, req.nodes)}`);
@@ -90,10 +78,12 @@ export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan | R
   const started = await startDeploy(t, plan, what);
   if (!show.detach) return followAndShow(t, started, show);
   const link = uiLink(t.target, started.workflowId, started.runId);
-  const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`, `follow it: pulse model watch --node ${plan.node}`];
+  const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`];
+  const worker = (await workerPolls(t)) ? null : await detachedWorker(t, show.nodes);
+  if (worker) lines.push(worker.line);
+  lines.push(...detachWayOut(plan.node, plan.action === 'up' ? plan.rollbackHint : null, plan.protected));
   if (link) lines.push(`Temporal UI: ${link}`);
-  if (!(await workerPolls(t))) lines.push('no pulse worker serves the pulse task queues: run `pulse worker`, or `pulse model watch`, which runs one');
-  if (show.json) process.stdout.write(JSON.stringify({ workflowId: started.workflowId, runId: started.runId, node: plan.node, ui: link }, null, 2) + '\n');
+  if (show.json) process.stdout.write(JSON.stringify({ workflowId: started.workflowId, runId: started.runId, node: plan.node, ui: link, backgroundWorker: worker?.pid ?? null }, null, 2) + '\n');
   else process.stdout.write(lines.join('\n') + '\n');
   return 0;
 }

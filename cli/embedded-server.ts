@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../runtime/errors.js';
 import { pidAlive } from '../runtime/pid.js';
+import { stopBackgroundWorker } from './background-worker.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
 export interface EmbeddedServer {
@@ -232,8 +233,12 @@ async function takeLock(lockFile: string, stateDir: string): Promise<() => Promi
   }
 }
 
-/** Stops the embedded server (tests, and a future `pulse server stop`); true when one was running. */
+/**
+ * Stops the embedded server (tests, and a future `pulse server stop`), and first the background worker beside it
+ * (cli/background-worker.ts), which would otherwise go only once it sees the server gone; true when a server ran.
+ */
 export async function stopEmbeddedServer(stateDir: string): Promise<boolean> {
+  await stopBackgroundWorker(stateDir);
   const info = await readInfo(files(stateDir).info);
   if (!info || !(await isTemporalProcess(info.pid))) return false;
   process.kill(info.pid, 'SIGTERM');

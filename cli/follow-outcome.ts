@@ -3,4 +3,5 @@ import type { DeployResult } from '../runtime/model/index.js';
 
 export type FollowOutcome =
   | { kind: 'closed'; status: 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed-out'; result: DeployResult | null; error: string | null; errorType: string | null }
-  | { kind: 'detached' };
+  /** From the plan: the command back to what the node ran before (null: none, or a down); a protected node. */
+  | { kind: 'detached'; rollbackHint?: string | null; protectedNode?: boolean };

@@ -19,7 +19,7 @@ const EXAMPLES: Record<string, string[]> = {
     'pulse model up best --node spark2 --dry-run       # print the .env and every step; run nothing',
     'pulse model up best --node spark2 --dry-run --preflight',
     'pulse model up datagen --node spark1 --yes        # spark1 is protected',
-    'pulse model up best --node spark2 --detach        # start it; follow later with watch',
+    'pulse model up best --node spark2 --detach        # start it; it runs on without this terminal',
   ],
   'model down': ['pulse model down --node spark2', 'pulse model down --node spark1 --yes'],
   'model status': ['pulse model status', 'pulse model status --node spark2 --json', 'pulse model status --no-http'],
@@ -48,6 +48,7 @@ const ENVIRONMENT: [string, string][] = [
   ['PULSE_TEMPORAL_UI', 'that server\'s Web UI base URL, for links (like --temporal-ui)'],
   ['PULSE_TEMPORAL_PORT', 'gRPC port of the embedded dev server (default 7233)'],
   ['PULSE_METRICS_ADDRESS', 'pulse worker: serve Prometheus metrics there (like --metrics)'],
+  ['PULSE_WORKER_IDLE_S', 'the embedded server\'s background worker exits after this many idle seconds (default 300)'],
   ['NO_COLOR', 'no colour in the output'],
 ];
 

@@ -101,7 +101,7 @@ export function buildProgram(exit: ExitSink): Command {
     .option('--min-mem-gib <n>', 'memory gate (MemAvailable GiB) for this run', positiveNumber('--min-mem-gib'))
     .option('--dry-run', 'print the rendered .env and the script of each step; run nothing')
     .option('--preflight', 'with --dry-run: also run the read-only checks on the node')
-    .option('--detach', 'start the deploy and return without following it')
+    .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--auto-rollback', 'if it fails after the stop began, bring the previous .env back up (nodes.json autoRollback)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
@@ -132,7 +132,7 @@ export function buildProgram(exit: ExitSink): Command {
     .description('Stop the server on the node.')
     .option('--node <node>', 'node name from nodes.json (required)')
     .option('--yes', 'allow a change on a protected node')
-    .option('--detach', 'start the deploy and return without following it')
+    .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
@@ -270,12 +270,15 @@ export function buildProgram(exit: ExitSink): Command {
     .addOption(new Option('--task-queue <name>', 'task queue (default: pulse-deploy)'))
     .addOption(new Option('--no-gateway', 'do not poll pulse-gateway: for controller hosts that do not hold the gateway file and node state'))
     .addOption(new Option('--metrics <host:port>', 'serve Prometheus metrics on GET /metrics (env PULSE_METRICS_ADDRESS; default off)'))
+    // What up/down/watch start beside the embedded server (cli/background-worker.ts); not for operators.
+    .addOption(new Option('--background', 'serve the running embedded server until it stops or PULSE_WORKER_IDLE_S idle seconds').hideHelp())
     .action(async (o: Flags, cmd: Command) => {
       const opts: WorkerRunOptions = {
         ...globals(cmd),
         taskQueue: str(o, 'taskQueue'),
         gateway: o['gateway'] !== false,
         metrics: str(o, 'metrics'),
+        background: flag(o, 'background'),
       };
       await runLazy(() => import('./commands/worker.js'), opts);
     });

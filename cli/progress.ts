@@ -31,6 +31,7 @@ export interface HistoryEventLike {
   workflowExecutionTerminatedEventAttributes?: { reason?: string | null } | null;
   workflowExecutionTimedOutEventAttributes?: object | null;
   workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string | null } | null;
+  workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
 }
 
 const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
@@ -58,6 +59,12 @@ export function estimateOf(r: unknown): ReadinessEstimate | null {
   const { estimateS, samples, basis } = e as Partial<ReadinessEstimate>;
   if (!(estimateS === null || (typeof estimateS === 'number' && Number.isFinite(estimateS))) || typeof samples !== 'number') return null;
   return { estimateS: estimateS ?? null, samples, basis: basis === 'identity' || basis === 'profile' ? basis : 'none' };
+}
+
+/** What a detach says of the plan: its rollback command and whether the node is protected (cancel needs --yes). */
+function planOf(input: unknown): { rollbackHint: string | null; protectedNode: boolean } {
+  const p = typeof input === 'object' && input !== null ? (input as { rollbackHint?: unknown; protected?: unknown }) : {};
+  return { rollbackHint: typeof p.rollbackHint === 'string' ? p.rollbackHint : null, protectedNode: p.protected === true };
 }
 
 function isWaitProgress(v: unknown): v is WaitProgress {
@@ -165,13 +172,15 @@ export async function followRun(client: Client, workflowId: string, runId: strin
   const scheduled = new Map<number, Scheduled>();
   let seen = 0;
   let failingSince: number | null = null;
+  let plan: ReturnType<typeof planOf> = { rollbackHint: null, protectedNode: false }; // its first input, for a detach's lines
   for (;;) {
-    if (opts.signal.aborted) return { kind: 'detached' };
+    if (opts.signal.aborted) return { kind: 'detached', ...plan };
     try {
       const history = await handle.fetchHistory();
       for (const ev of (history.events ?? []) as HistoryEventLike[]) {
         if (num(ev.eventId) <= seen) continue;
         seen = num(ev.eventId);
+        if (ev.workflowExecutionStartedEventAttributes) plan = planOf(decodeFirst(ev.workflowExecutionStartedEventAttributes.input));
         const outcome = applyEvent(ev, scheduled, opts.printer);
         if (outcome) return outcome;
       }

@@ -13,12 +13,15 @@ node dist/test/sim/cli.js start --nodes 2 --dir "$DIR/sim" --ready-delay-ms 3000
 SIM_PID=$!
 cleanup() {
   local rc=$?
-  if [ -f "$DIR/sim/state/temporal/server.json" ]; then
-    kill "$(node -e 'console.log(require(process.argv[1]).pid)' "$DIR/sim/state/temporal/server.json")" 2>/dev/null || true
-  fi
+  # The background worker beside the embedded server first (it would also go by itself once the server is gone).
+  for f in worker.json server.json; do
+    if [ -f "$DIR/sim/state/temporal/$f" ]; then
+      kill "$(node -e 'console.log(require(process.argv[1]).pid)' "$DIR/sim/state/temporal/$f")" 2>/dev/null || true
+    fi
+  done
   kill -INT "$SIM_PID" 2>/dev/null || true
   wait "$SIM_PID" 2>/dev/null || true
-  echo; echo "demo: stopped the simulator and the embedded Temporal server (files kept in $DIR)"
+  echo; echo "demo: stopped the simulator, the embedded Temporal server and its worker (files kept in $DIR)"
   exit "$rc"
 }
 trap cleanup EXIT INT TERM

@@ -7,8 +7,6 @@
  * metrics (worker/metrics.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -21,13 +19,12 @@ import { buildDeps, fileSource, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
 import { instrumentActivities, parseHostPort, privateExporterAddress, PulseMetrics, startMetricsServer } from './metrics.js';
 import type { MetricsServer } from './metrics.js';
-import { buildIdOf, DEPLOYMENT_NAME, deploymentOptions, promoteVersion } from './versioning.js';
+import { buildIdOf, DEPLOYMENT_NAME, deploymentOptions, promoteVersion, WORKFLOW_BUNDLE_PATH } from './versioning.js';
 import type { BuildVersion } from './versioning.js';
 
 /** Running activities get this long to finish after SIGTERM/SIGINT before they are cancelled. */
 export const SHUTDOWN_GRACE_TIME = '10s';
-/** The prebuilt bundle (node dist/worker/build-bundle.js), beside this file's dist/worker/ directory. */
-export const WORKFLOW_BUNDLE_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'workflow-bundle.js');
+export { WORKFLOW_BUNDLE_PATH } from './versioning.js';
 
 export interface PulseWorkerOptions {
   connection: NativeConnection;
@@ -189,6 +186,11 @@ export interface RunWorkerOptions {
   gateway?: boolean;
   /** HOST:PORT to serve Prometheus metrics on (pulse's and Temporal's, worker/metrics.ts); default: none. */
   metricsAddress?: string;
+  /**
+   * Called as the worker starts to poll, with a graceful stop (the reason is logged): how a worker that ends by itself
+   * (the embedded default's background worker, cli/deploy-client/worker-lifetime.ts) decides; returns its disposer.
+   */
+  lifetime?: (w: PulseWorker, stop: (reason: string) => void) => () => void;
 }
 
 /**
@@ -248,9 +250,14 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
       logger.warn(`every deploy is refused until this worker can read its nodes.json and profiles: ${e instanceof Error ? e.message : String(e)}`);
     }
     if (!w.gateway && w.taskQueues[0] === TASK_QUEUE) logger.info(`not polling ${GATEWAY_TASK_QUEUE}: node state and the gateway file are written by the worker on the gateway host`);
+    const endLifetime = opts.lifetime?.(w, (reason) => {
+      logger.info(reason);
+      w.shutdown();
+    });
     try {
       await w.run();
     } finally {
+      endLifetime?.();
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
     }

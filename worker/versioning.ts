@@ -32,6 +32,14 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
+/** The prebuilt bundle (node dist/worker/build-bundle.js), beside this file's dist/worker/ directory. */
+export const WORKFLOW_BUNDLE_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'workflow-bundle.js');
+
+/** The build id of the bundle this install runs (what a worker started from it polls as). */
+export function currentBuildId(codePath = WORKFLOW_BUNDLE_PATH): string {
+  return buildIdOf(readFileSync(codePath));
+}
+
 /** `<package version>-<first 12 hex of sha256(bundle)>`: the same on every host of one release, new on any workflow change. */
 export function buildIdOf(bundleCode: string | Buffer, version = packageVersion()): string {
   return `${version}-${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;

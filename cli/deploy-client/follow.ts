@@ -23,7 +23,13 @@ export interface FollowOptions {
   /** --verbose: the in-process worker's log lines also on stderr. */
   verbose?: boolean;
   /** Runs once the run closed or the user detached, before the in-process worker (if any) stops. */
-  whileOpen?: (outcome: FollowOutcome, ranWorker: boolean) => Promise<void>;
+  whileOpen?: (outcome: FollowOutcome, worker: WorkerRole) => Promise<void>;
+}
+
+/** Which worker this follow provided: one in this process (`ranWorker`), the background one (its pid), or none. */
+export interface WorkerRole {
+  ranWorker: boolean;
+  background: number | null;
 }
 
 /** How a follow ended: the outcome, whether this process ran the worker, and how many other deploys it left open. */
@@ -39,8 +45,9 @@ export async function followDeploy(t: PulseTemporal, ref: DeployRef, o: FollowOp
   if (!o.closed) await keeper.start();
   const stopPinCheck = o.closed ? () => undefined : watchPinnedBuild(t, ref, (l) => o.printer.line(l));
   const outcome = await followRun(t.client, ref.workflowId, ref.runId, { printer: o.printer, signal: o.signal }).finally(stopPinCheck);
-  const ranWorker = keeper.local !== null;
-  await o.whileOpen?.(outcome, ranWorker);
+  const background = keeper.local?.background ?? null;
+  const ranWorker = keeper.local !== null && background === null;
+  await o.whileOpen?.(outcome, { ranWorker, background });
   await keeper.stop();
   const othersOpen = ranWorker && outcome.kind === 'closed' ? await openDeploys(t, ref.workflowId).catch(() => 0) : 0;
   return { outcome, ranWorker, othersOpen };

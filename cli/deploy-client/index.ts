@@ -4,7 +4,8 @@
  * nothing of its own; cli/deploy-view.ts and the commands turn that into text or --json.
  */
 export { cancelDeploy, latestDeploy, runningDeploy, startDeploy, stateDiskFull, type DeployRef } from './deploys.js';
-export { followDeploy, type Followed, type FollowOptions } from './follow.js';
+export { followDeploy, type Followed, type FollowOptions, type WorkerRole } from './follow.js';
 export { ensureWorker, WorkerKeeper, type LocalWorker } from './local-worker.js';
-export { openDeploys, pollerAlive, queuesServed, workerPolls } from './presence.js';
+export { ensureBackgroundWorker, type BackgroundStart } from './background.js';
+export { openDeploys, pollerAlive, queuesServed, unservedDeploy, workerPolls } from './presence.js';
 export { pinnedBuildNote, unservedPinnedBuild } from './pinned-build.js';

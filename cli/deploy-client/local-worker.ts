@@ -1,15 +1,21 @@
 /**
- * The in-process worker that `up`/`down`/`watch` run when no worker polls the task queues, so a deploy never waits
- * for a worker nobody started. A crashed CLI's deploy is then resumed by the next pulse invocation (or
- * `pulse worker`), since Temporal keeps its history.
+ * The worker that `up`/`down`/`watch` provide when no worker polls the task queues, so a deploy never waits for a
+ * worker nobody started. Beside the embedded server: a background `pulse worker` (background.ts) that outlives
+ * this terminal, so Ctrl-C, `--detach` and a closed terminal never pause a deploy. Beside a configured server (whose
+ * workers an operator runs as a service, docs/PRODUCTION.md): a worker in this process, as a stopgap that says so;
+ * a deploy it leaves is resumed by the next pulse invocation or `pulse worker`, since Temporal keeps its history.
  */
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import { stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
 import { openDeploys, queuesServed } from './presence.js';
 
-/** A worker running inside this CLI process. */
+/** The worker this CLI provided: one in its own process, or the background worker beside the embedded server. */
 export interface LocalWorker {
-  /** Graceful stop: in-flight activities are cancelled; the deploy continues on the next worker. */
+  /** The background worker's pid; null for the worker in this process. */
+  background: number | null;
+  /** Still there (the background worker's process runs). */
+  alive(): boolean;
+  /** In this process: graceful stop (in-flight activities are cancelled; the deploy continues on the next worker). Background: nothing. */
   stop(): Promise<void>;
 }
 
@@ -30,6 +36,17 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   const served = await queuesServed(t);
   if (served.deploy && served.gateway) return null;
   if (!knownOpen && (await openDeploys(t)) === 0) return null;
+  const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
+  if (t.target.embedded) {
+    const { ensureBackgroundWorker } = await import('./background.js');
+    const bg = await ensureBackgroundWorker(t, { nodes: opts.nodes, gateway: !served.gateway });
+    if ('pid' in bg) {
+      say(`no pulse worker polled task queue ${missing}: ${bg.reused ? 'the' : 'started a'} background pulse worker (pid ${bg.pid}) runs the deploy; it goes on if this terminal closes and exits after ${bg.idleS} s with no deploy (log: ${bg.logFile})`);
+      const { pidAlive } = await import('../../runtime/pid.js');
+      return { background: bg.pid, alive: () => pidAlive(bg.pid), stop: async () => undefined };
+    }
+    say(`could not start a background pulse worker (${bg.failed}): running one in this process instead; Ctrl-C then pauses the deploy`);
+  }
   const { createPulseWorker } = await import('../../worker/main.js');
   const { withoutGatewayNotice, workerLogger } = await import('../../worker/logging.js');
   const { NativeConnection, Runtime } = await import('@temporalio/worker');
@@ -49,11 +66,12 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   // The same nodes.json as this command (--nodes / PULSE_NODES): the worker checks every plan against it.
   const nodesPath = resolveNodesPath(opts.nodes);
   const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), nodesPath, logger, gateway: !served.gateway });
-  const missing = [served.deploy ? null : TASK_QUEUE, served.gateway ? null : GATEWAY_TASK_QUEUE].filter(Boolean).join(' and ');
   say(`no pulse worker polls task queue ${missing}: running one in this process until the deploy ends`);
   const running = worker.run();
   running.catch(() => undefined); // its failure surfaces in stop()
   return {
+    background: null,
+    alive: () => true,
     async stop() {
       worker.shutdown();
       try {
@@ -84,6 +102,7 @@ export class WorkerKeeper {
   }
 
   private async check(): Promise<void> {
+    if (this.local && !this.local.alive()) this.local = null; // the background worker died: provide another
     if (this.local || this.checking) return;
     this.checking = true;
     try {

@@ -93,7 +93,8 @@ test('a second up on a busy node is refused with the holder\'s workflow ID; Ctrl
   const detached = await first.done;
   assert.equal(detached.code, 130);
   assert.match(detached.stdout, /detached: the deploy goes on/);
-  assert.match(detached.stdout, /watch it again: pulse model watch --node nodeC/);
+  // How to follow, cancel and roll back, one line each (issue 18 item 4); the plan's rollback hint comes from history.
+  assert.match(detached.stdout, /\nfollow it: pulse model watch --node nodeC\ncancel it: pulse model cancel --node nodeC .*\nroll back: /);
   assert.match(detached.stdout, new RegExp(`http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeC/[0-9a-f-]+/history`));
 
   const watch = startCli(['model', 'watch', '--node', 'nodeC'], env);

@@ -1,16 +1,20 @@
 /**
- * The whole stack through `node bin/pulse-cli`: the embedded dev server, the CLI's in-process worker with the real
- * activities, and the simulator's sshd nodes. Up reaches a verified server and writes state + the gateway file;
- * up again runs only steps 1, 7, 8, 9; down stops it; a never-ready node ends failed with the backup path and the
- * rollback command; Ctrl-C leaves the deploy to the next pulse, which `watch` then finishes.
+ * The whole stack through `node bin/pulse-cli`: the embedded dev server, the background worker the CLI starts
+ * beside it with the real activities, and the simulator's sshd nodes. Up reaches a verified server and writes
+ * state + the gateway file; up again runs only steps 1, 7, 8, 9; down stops it; a never-ready node ends failed with
+ * the backup path and the rollback command; Ctrl-C and a closed terminal, `--detach` and a killed CLI leave the
+ * deploy running to its end; the background worker exits when idle and goes with its server.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { stopBackgroundWorker } from '../../cli/background-worker.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { pidAlive } from '../../runtime/pid.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -19,6 +23,12 @@ const stateDir = () => path.join(dir, 'state');
 
 async function nodeState(node: string): Promise<{ state: string; profile: string | null; backupPath: string | null }> {
   return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8'));
+}
+
+/** The node's deploys as history lists them (newest first): no worker of its own, unlike watch. */
+async function historyOf(node: string): Promise<{ action: string; profile: string; result: string }[]> {
+  const h = await runCli(['model', 'history', '--node', node, '--json'], env);
+  return h.code === 0 ? (JSON.parse(h.stdout) as { action: string; profile: string; result: string }[]) : [];
 }
 
 async function endpoint(node: string): Promise<{ enabled: boolean } | undefined> {
@@ -39,10 +49,10 @@ after(async () => {
   await removeDir(dir);
 });
 
-test('up best reaches a verified server with one line per step, the in-process worker, state and the gateway file', async () => {
+test('up best reaches a verified server with one line per step, the background worker, state and the gateway file', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /no pulse worker polls task queue pulse-deploy and pulse-gateway: running one in this process until the deploy ends/);
+  assert.match(r.stdout, /no pulse worker polled task queue pulse-deploy and pulse-gateway: started a background pulse worker \(pid \d+\) runs the deploy; it goes on if this terminal closes and exits after 300 s with no deploy \(log: .*logs\/worker\.log\)/);
   for (const step of ['1/9 preflight', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
     assert.match(r.stdout, new RegExp(`✓ ${step} on simA \\((\\d+\\.\\d|\\d+)s\\)`), step);
   }
@@ -96,23 +106,53 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   sim!.node('simB').setFailure('none');
 });
 
-test('Ctrl-C leaves the deploy to the next pulse: watch runs the worker and finishes it; history lists it', async () => {
-  sim!.node('simC').setReadyDelay(4000);
-  const up = startCli(['model', 'up', 'best', '--node', 'simC'], env);
+test('Ctrl-C, then the terminal closes (SIGHUP to its process group): the deploy still completes, start.sh ran once', async () => {
+  await stopBackgroundWorker(stateDir()); // this CLI must start the worker it leaves behind
+  const node = sim!.node('simC');
+  node.setReadyDelay(4000);
+  const up = startCli(['model', 'up', 'best', '--node', 'simC'], env, { group: true });
   await waitForOutput(up, /→ 7\/9 readiness on simC/);
-  up.child.kill('SIGINT');
+  assert.match(up.output(), /started a background pulse worker \(pid \d+\)/);
+  const pgid = up.child.pid!;
+  const worker = backgroundWorkerPid(stateDir());
+  assert.ok(worker !== null);
+  // Its own session and process group (setsid), so neither the terminal's Ctrl-C nor its hangup reaches it.
+  const [, , , pgrp, session] = (await readFile(`/proc/${worker}/stat`, 'utf8')).replace(/^.*\) /, ') ').split(' ');
+  assert.equal(Number(pgrp), worker);
+  assert.equal(Number(session), worker);
+  process.kill(-pgid, 'SIGINT'); // the terminal's Ctrl-C goes to its foreground process group
   const d = await up.done;
-  assert.equal(d.code, 130, d.stdout + d.stderr);
-  assert.match(d.stdout, /This pulse ran the deploy's worker, which stops now/);
-  assert.match(d.stdout, /watch it again: pulse model watch --node simC/);
-  const w = await runCli(['model', 'watch', '--node', 'simC'], env);
-  assert.equal(w.code, 0, w.stdout + w.stderr);
-  assert.match(w.stdout, /running one in this process/);
-  assert.match(w.stdout, /up best on simC: ok, node up/);
-  assert.equal(sim!.node('simC').startShCalls().length, 1, 'start.sh ran once');
-  const h = await runCli(['model', 'history', '--node', 'simC', '--json'], env);
-  const rows = JSON.parse(h.stdout) as { action: string; profile: string; result: string }[];
-  assert.deepEqual(rows.map((x) => [x.action, x.profile, x.result]), [['up', 'best', 'ok (up)']]);
+  // The terminal closes: its hangup reaches whatever is left of the job's process group (nothing, when all is well).
+  try {
+    process.kill(-pgid, 'SIGHUP');
+  } catch {
+    // ESRCH: the group is empty
+  }
+  assert.equal(d.code, 130, `${d.code} ${d.signal} ${d.stdout}${d.stderr}`);
+  assert.match(d.stdout, /detached: the deploy goes on in the background pulse worker \(pid \d+\); closing this terminal does not stop it\./);
+  assert.match(d.stdout, /follow it: pulse model watch --node simC\ncancel it: pulse model cancel --node simC/);
+  assert.match(d.stdout, /roll back: nothing earlier is saved for simC/);
+  // No pulse command that provides a worker runs from here on: the background worker alone finishes the deploy.
+  await until('the deploy on simC to succeed', async () => (await historyOf('simC'))[0]?.result === 'ok (up)', 120_000, { everyMs: 1000 });
+  assert.deepEqual((await historyOf('simC')).map((x) => [x.action, x.profile, x.result]), [['up', 'best', 'ok (up)']]);
+  assert.equal(node.startShCalls().length, 1, 'start.sh ran once');
+  node.setReadyDelay(300);
+});
+
+test('up --detach with no worker running: a background worker runs the deploy to its end, then exits when idle', async () => {
+  await stopBackgroundWorker(stateDir());
+  const starts = sim!.node('simB').startShCalls().length;
+  // --restart: the never-ready container of the failed deploy before still runs this very .env.
+  const r = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart', '--detach'], { ...env, PULSE_WORKER_IDLE_S: '2' });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /started up best on simB: workflow pulse-model-simB/);
+  assert.match(r.stdout, /a background pulse worker \(pid (\d+)\) runs it beside the embedded server; it exits after 2 s with no deploy/);
+  assert.match(r.stdout, /follow it: pulse model watch --node simB\ncancel it: pulse model cancel --node simB .*\nroll back: pulse model up datagen --node simB/);
+  const pid = Number(/pid (\d+)\)/.exec(r.stdout)?.[1]);
+  await until('the detached deploy on simB to succeed', async () => (await historyOf('simB'))[0]?.result === 'ok (up)', 120_000, { everyMs: 1000 });
+  assert.equal(sim!.node('simB').startShCalls().length, starts + 1, 'start.sh ran once');
+  await until(`the idle background worker (pid ${pid}) to exit`, () => !pidAlive(pid), 60_000, { everyMs: 250 });
+  assert.equal(backgroundWorkerPid(stateDir()), null, 'it removed its worker.json');
 });
 
 test('with `pulse worker` running, up --detach returns at once, watch follows without its own worker; SIGTERM stops the worker', async () => {
@@ -152,7 +192,7 @@ test('cancel during the readiness wait compensates: node failed, endpoint disabl
   sim!.node('simB').setReadyDelay(300);
 });
 
-test('a CLI killed mid-deploy (SIGKILL) is resumed by the next pulse: watch finishes it, start.sh ran once', async () => {
+test('a CLI killed mid-deploy (SIGKILL) leaves the deploy running in the background worker: watch follows it to its end, start.sh ran once', async () => {
   const node = sim!.node('simC');
   node.setReadyDelay(3000);
   const startsBefore = node.startShCalls().length;
@@ -160,11 +200,26 @@ test('a CLI killed mid-deploy (SIGKILL) is resumed by the next pulse: watch fini
   await waitForOutput(up, /→ 7\/9 readiness on simC/);
   up.child.kill('SIGKILL');
   await up.done;
-  // The killed worker's readiness attempt is retried once its heartbeat times out (30 s, workflows/options.ts).
   const w = await runCli(['model', 'watch', '--node', 'simC'], env);
   assert.equal(w.code, 0, w.stdout + w.stderr);
-  assert.match(w.stdout, /running one in this process/);
+  assert.doesNotMatch(w.stdout, /running one in this process|started a background/, 'the worker the killed CLI started runs it');
   assert.match(w.stdout, /up datagen on simC: ok, node up/);
   assert.equal(node.startShCalls().length, startsBefore + 1, 'exactly one start.sh run for the deploy');
   node.setReadyDelay(300);
+});
+
+test('the background worker goes with its server: by itself when the server dies, and stopped by stopEmbeddedServer', async () => {
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env); // a background worker runs (started or reused)
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const pid = backgroundWorkerPid(stateDir());
+  assert.ok(pid !== null && pidAlive(pid), 'a background worker runs');
+  const server = JSON.parse(await readFile(path.join(stateDir(), 'temporal', 'server.json'), 'utf8')) as { pid: number };
+  process.kill(server.pid, 'SIGKILL'); // a crash, or scripts/demo.sh's cleanup: nobody stops the worker
+  await until(`the background worker (pid ${pid}) to exit after its server`, () => !pidAlive(pid), 60_000, { everyMs: 250 });
+  const again = await runCli(['model', 'down', '--node', 'simA'], env); // a new server, a new worker
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  const next = backgroundWorkerPid(stateDir());
+  assert.ok(next !== null && next !== pid && pidAlive(next), again.stdout);
+  await stopEmbeddedServer(stateDir()); // what every test's teardown calls
+  assert.equal(pidAlive(next), false, 'no worker process left after the teardown');
 });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 
 let sim: Sim;
 let dir = '';
@@ -24,6 +24,12 @@ const stateOf = (env: NodeJS.ProcessEnv, node: string): { state: string; profile
   return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { state: string; profile: string | null }) : null;
 };
 const servedProfile = (node: string): string | undefined => /^# pulse-profile: (\S+)$/m.exec(readFileSync(sim.node(node).envPath, 'utf8'))?.[1];
+/** Controller A's host dies: its CLI and the background worker beside its embedded server (the server's data stays). */
+function killController(run: ReturnType<typeof startCli>, env: NodeJS.ProcessEnv): void {
+  run.child.kill('SIGKILL');
+  const worker = backgroundWorkerPid(env['PULSE_STATE_DIR'] ?? '');
+  if (worker !== null) process.kill(worker, 'SIGKILL');
+}
 const HOLDER = /locked by deploy pulse-model-(\w+)\/[0-9a-f-]{36} from controller \S+ \(up\) since \d{4}-\d\d-\d\dT[\d:]+Z, lease until \d{4}-\d\d-\d\dT[\d:]+Z; nothing was changed/;
 
 before(async () => {
@@ -77,8 +83,8 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
   assert.equal(lock?.action, 'up');
   const text = await runCli(['model', 'status', '--node', 'simB', '--no-http'], envB);
   assert.match(text.stdout.replace(/\n\s+/g, ' '), /lock\s+held by deploy pulse-model-simB\/[0-9a-f-]{36} from controller \S+ \(up\) since \S+, lease until \S+/);
-  // The controller dies mid-readiness; the next pulse on it (watch runs a worker) resumes the same deploy.
-  run.child.kill('SIGKILL');
+  // The controller dies mid-readiness; the next pulse on it (watch provides a worker) resumes the same deploy.
+  killController(run, envA);
   await run.done;
   const w = await runCli(['model', 'watch', '--node', 'simB'], envA);
   assert.equal(w.code, 0, w.stdout + w.stderr);
@@ -94,7 +100,7 @@ test('a killed deploy: its lock goes stale after the lease, a new deploy proceed
   sim.node('simB').setReadyDelay(60_000);
   const run = startCli(['model', 'up', 'datagen', '--node', 'simB', '--restart'], { ...envA, ...lease });
   await waitForOutput(run, /→ 7\/9 readiness on simB/);
-  run.child.kill('SIGKILL'); // controller A is gone: no worker renews its lock
+  killController(run, envA); // controller A is gone: no worker renews its lock
   await run.done;
   const refused = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart'], { ...envB, ...lease });
   assert.notEqual(refused.code, 0);

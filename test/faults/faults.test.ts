@@ -424,7 +424,7 @@ test('a hand-made workflow input (tampered plan): refused by the worker before a
 
 test('two controllers (two Temporal servers) deploy one node at once: exactly one proceeds, the other is refused by the node lock', async () => {
   // Controller A: the stack's server and worker. Controller B: a CLI with its own state dir, so its own embedded dev
-  // server and in-process worker, as on a second controller host; neither server sees the other's workflow-ID lock.
+  // server and background worker, as on a second controller host; neither server sees the other's workflow-ID lock.
   const dirB = path.join(stack.dir, 'controller-b');
   const envB = { ...stack.env, TEMPORAL_ADDRESS: '', PULSE_STATE_DIR: path.join(dirB, 'state'), PULSE_TEMPORAL_PORT: String(await freePortPair()) };
   killEmbeddedServerOnExit(envB.PULSE_STATE_DIR);
@@ -434,7 +434,7 @@ test('two controllers (two Temporal servers) deploy one node at once: exactly on
     for (let i = 0; i < runs(2); i++) {
       await liveWorker();
       // The first deploy to take the lock holds it for its ~8 s of loading: longer than B's CLI takes to start
-      // (node, its embedded server, its in-process worker), so the two really overlap on the node.
+      // (node, its embedded server, its background worker), so the two really overlap on the node.
       stack.sim.node('spark18').setReadyDelay(8000);
       const b0 = snapshot(stack, 'spark18');
       const handle = await stack.start(stack.planUp('spark18', 'best', { restart: true }));

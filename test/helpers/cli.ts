@@ -54,9 +54,12 @@ export async function removeDir(dir: string): Promise<void> {
 /** A CLI run that hangs is killed after this long, so a broken deploy fails the test instead of stalling the suite. */
 const CLI_LIMIT_MS = 180_000;
 
-/** Starts the CLI; read its output with `output()`, its end with `done`. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts the CLI; read its output with `output()`, its end with `done`. `group`: in a process group of its own, as a
+ * shell runs a terminal's foreground job, so a test can signal the group (`process.kill(-pid, 'SIGHUP')`).
+ */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, opts: { group?: boolean } = {}): { child: ChildProcess; done: Promise<CliResult>; output: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group === true });
   const limit = setTimeout(() => child.kill('SIGKILL'), CLI_LIMIT_MS);
   limit.unref();
   let stdout = '';
@@ -90,18 +93,29 @@ export async function waitForOutput(run: ReturnType<typeof startCli>, re: RegExp
 }
 
 /**
- * The embedded server is detached on purpose (it outlives the CLI), so a test process that exits before its
- * after() hook (a timeout, an uncaught error) would leave it running: kill it on exit too.
+ * The embedded server and its background worker are detached on purpose (they outlive the CLI), so a test process
+ * that exits before its after() hook (a timeout, an uncaught error) would leave them running: kill both on exit too.
  */
 export function killEmbeddedServerOnExit(stateDir: string): void {
   process.once('exit', () => {
-    try {
-      const { pid } = JSON.parse(readFileSync(path.join(stateDir, 'temporal', 'server.json'), 'utf8')) as { pid: number };
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // no server, or already gone
+    for (const f of ['worker.json', 'server.json']) {
+      try {
+        const { pid } = JSON.parse(readFileSync(path.join(stateDir, 'temporal', f), 'utf8')) as { pid: number };
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // none, or already gone
+      }
     }
   });
+}
+
+/** The pid of the background worker recorded beside the embedded server (cli/background-worker.ts), or null. */
+export function backgroundWorkerPid(stateDir: string): number | null {
+  try {
+    return (JSON.parse(readFileSync(path.join(stateDir, 'temporal', 'worker.json'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,0 +1,120 @@
+/**
+ * The background worker of the embedded default: a `pulse worker --background` process that a CLI starts beside
+ * the embedded Temporal server when no worker polls, so a deploy never depends on the terminal that started it
+ * (Ctrl-C, `--detach`, a closed terminal). Its own session (no controlling terminal, so no SIGHUP), its output in
+ * $PULSE_STATE_DIR/logs/worker.log, its pid and build in `<state>/temporal/worker.json` beside server.json. It exits
+ * by itself after PULSE_WORKER_IDLE_S seconds with no deploy open, and as soon as its server is gone
+ * (cli/deploy-client/worker-lifetime.ts); stopEmbeddedServer stops it first. No Temporal SDK here.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PulseError } from '../runtime/errors.js';
+import { pidAlive } from '../runtime/pid.js';
+
+/** What worker.json records about the background worker. */
+export interface BackgroundWorkerInfo {
+  pid: number;
+  /** The build it polls as (worker/versioning.ts): a CLI of another build starts its own. */
+  buildId: string;
+  /** The embedded server it serves: it exits when that pid is gone. */
+  serverPid: number;
+  nodesPath: string;
+  logFile: string;
+  startedAt: string;
+}
+
+export const DEFAULT_IDLE_S = 300;
+
+/** $PULSE_WORKER_IDLE_S: seconds with no deploy open after which the background worker exits (default 300). */
+export function workerIdleS(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env['PULSE_WORKER_IDLE_S'];
+  if (raw === undefined || raw === '') return DEFAULT_IDLE_S;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 86_400) throw new PulseError('usage', `PULSE_WORKER_IDLE_S must be a whole number of seconds from 1 to 86400, got "${raw}"`);
+  return n;
+}
+
+export function workerInfoFile(stateDir: string): string {
+  return path.join(stateDir, 'temporal', 'worker.json');
+}
+
+async function readInfo(stateDir: string): Promise<BackgroundWorkerInfo | null> {
+  try {
+    const v = JSON.parse(await readFile(workerInfoFile(stateDir), 'utf8')) as BackgroundWorkerInfo;
+    return typeof v.pid === 'number' && typeof v.buildId === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Guards against pid reuse: on Linux the pid must still be a `pulse worker --background`. */
+async function isBackgroundWorker(pid: number): Promise<boolean> {
+  if (!pidAlive(pid)) return false;
+  try {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.includes('worker') && cmd.includes('--background');
+  } catch {
+    return !existsSync('/proc/self'); // no procfs: trust the pid
+  }
+}
+
+/** The recorded background worker when it still runs; null otherwise. */
+export async function liveBackgroundWorker(stateDir: string): Promise<BackgroundWorkerInfo | null> {
+  const info = await readInfo(stateDir);
+  return info && (await isBackgroundWorker(info.pid)) ? info : null;
+}
+
+/** `<repo>/bin/pulse-cli` (dist/cli/ is two levels below the repo root). */
+function cliEntry(): string {
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', 'bin/pulse-cli');
+}
+
+export interface SpawnRequest {
+  stateDir: string;
+  nodesPath: string;
+  logFile: string;
+  buildId: string;
+  serverPid: number;
+  /** false: poll the deploy queue only (another worker serves the gateway queue). */
+  gateway: boolean;
+}
+
+/** Starts `pulse worker --background` detached from this process and its terminal, and records it. */
+export async function spawnBackgroundWorker(r: SpawnRequest): Promise<{ info: BackgroundWorkerInfo; exited: () => boolean }> {
+  mkdirSync(path.dirname(r.logFile), { recursive: true, mode: 0o700 });
+  const fd = openSync(r.logFile, 'a', 0o600);
+  const args = [cliEntry(), 'worker', '--background', '--nodes', path.resolve(r.nodesPath), ...(r.gateway ? [] : ['--no-gateway'])];
+  // detached: setsid(), so neither Ctrl-C (SIGINT to the terminal's process group) nor a closed terminal (SIGHUP) reach it.
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, PULSE_STATE_DIR: r.stateDir } });
+  closeSync(fd);
+  child.unref();
+  if (child.pid === undefined) throw new PulseError('internal', 'could not start the background pulse worker', { hint: `see ${r.logFile}` });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, nodesPath: path.resolve(r.nodesPath), logFile: r.logFile, startedAt: new Date().toISOString() };
+  const file = workerInfoFile(r.stateDir);
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  await rename(tmp, file);
+  return { info, exited: () => exited };
+}
+
+/** Removes worker.json when it names `pid` (the worker itself, on its way out). */
+export async function forgetBackgroundWorker(stateDir: string, pid: number): Promise<void> {
+  const info = await readInfo(stateDir);
+  if (info?.pid === pid) await rm(workerInfoFile(stateDir), { force: true });
+}
+
+/** Stops the background worker (SIGTERM: running steps get the worker's grace time; then SIGKILL); true when one ran. */
+export async function stopBackgroundWorker(stateDir: string, graceMs = 15_000): Promise<boolean> {
+  const info = await liveBackgroundWorker(stateDir);
+  if (!info) return false;
+  process.kill(info.pid, 'SIGTERM');
+  for (let waited = 0; waited < graceMs && pidAlive(info.pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
+  if (pidAlive(info.pid)) process.kill(info.pid, 'SIGKILL');
+  await rm(workerInfoFile(stateDir), { force: true });
+  return true;
+}
