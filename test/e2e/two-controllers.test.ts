@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { stopBackgroundWorker } from '../../cli/background-worker.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
@@ -96,7 +97,10 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
 });
 
 test('a killed deploy: its lock goes stale after the lease, a new deploy proceeds; the old one, resumed, fails untouched', async () => {
-  const lease = { PULSE_LOCK_LEASE_S: '6' };
+  // The lease is the worker's setting, and a background worker keeps the environment it started with: A's must start
+  // anew with it. 12 s: B's refused up below may have to start B's background worker first on a loaded machine.
+  const lease = { PULSE_LOCK_LEASE_S: '12' };
+  await stopBackgroundWorker(envA['PULSE_STATE_DIR'] ?? '');
   sim.node('simB').setReadyDelay(60_000);
   const run = startCli(['model', 'up', 'datagen', '--node', 'simB', '--restart'], { ...envA, ...lease });
   await waitForOutput(run, /→ 7\/9 readiness on simB/);
@@ -105,7 +109,7 @@ test('a killed deploy: its lock goes stale after the lease, a new deploy proceed
   const refused = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart'], { ...envB, ...lease });
   assert.notEqual(refused.code, 0);
   assert.match(refused.stdout + refused.stderr, HOLDER);
-  await sleep(7000); // the lease (node clock) runs out with no renewal
+  await sleep(13_000); // the lease (node clock) runs out with no renewal
   sim.node('simB').setReadyDelay(300);
   const starts = sim.node('simB').startShCalls().length;
   const b = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart'], { ...envB, ...lease });
