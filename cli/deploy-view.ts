@@ -81,7 +81,7 @@ export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan | R
   const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`];
   const worker = (await workerPolls(t)) ? null : await detachedWorker(t, show.nodes);
   if (worker) lines.push(worker.line);
-  lines.push(...detachWayOut(plan.node, plan.action === 'up' ? plan.rollbackHint : null, plan.protected));
+  lines.push(...detachWayOut(plan.node, plan.action === 'up' ? plan.rollbackHint : null, 'protected' in plan ? plan.protected : plan.confirmed));
   if (link) lines.push(`Temporal UI: ${link}`);
   if (show.json) process.stdout.write(JSON.stringify({ workflowId: started.workflowId, runId: started.runId, node: plan.node, ui: link, backgroundWorker: worker?.pid ?? null }, null, 2) + '\n');
   else process.stdout.write(lines.join('\n') + '\n');

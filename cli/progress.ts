@@ -63,8 +63,9 @@ export function estimateOf(r: unknown): ReadinessEstimate | null {
 
 /** What a detach says of the plan: its rollback command and whether the node is protected (cancel needs --yes). */
 function planOf(input: unknown): { rollbackHint: string | null; protectedNode: boolean } {
-  const p = typeof input === 'object' && input !== null ? (input as { rollbackHint?: unknown; protected?: unknown }) : {};
-  return { rollbackHint: typeof p.rollbackHint === 'string' ? p.rollbackHint : null, protectedNode: p.protected === true };
+  const p = typeof input === 'object' && input !== null ? (input as { rollbackHint?: unknown; protected?: unknown; confirmed?: unknown }) : {};
+  // A rollback request carries no `protected`: its `confirmed` (--yes) is what a protected node needed.
+  return { rollbackHint: typeof p.rollbackHint === 'string' ? p.rollbackHint : null, protectedNode: p.protected === true || (p.protected === undefined && p.confirmed === true) };
 }
 
 function isWaitProgress(v: unknown): v is WaitProgress {
