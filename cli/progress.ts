@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../runtime/model/index.js';
 import type { FollowOutcome } from './follow-outcome.js';
-import { noteOf, stepOfActivity } from '../runtime/steps/catalog.js';
+import { noteOf, stepOfActivity, verdictOf } from '../runtime/steps/catalog.js';
 import type { ProgressPrinter } from './progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -102,6 +102,12 @@ export function stepNote(activityType: string, r: unknown, summary: string | nul
   return def ? noteOf(def, r) : null;
 }
 
+/** Why a step that completed fails the deploy: its catalog row's verdict (null: it passed, or no row). */
+export function stepVerdict(activityType: string, r: unknown, summary: string | null = null): string | null {
+  const def = stepOfActivity(activityType, summary);
+  return def ? verdictOf(def, r) : null;
+}
+
 /** The raw `@pulse` lines a step result carries (StepRaw); none for a step without a script or an older history. */
 export function rawOf(r: unknown): string[] {
   const raw = typeof r === 'object' && r !== null ? (r as StepRaw).raw : undefined;
@@ -123,10 +129,12 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
   if (end) {
     const s = scheduled.get(num(end.scheduledEventId));
     const failure = 'failure' in end ? (end.failure as FailureLike | null) : null;
-    const outcome = ev.activityTaskCompletedEventAttributes ? 'ok' : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const done = ev.activityTaskCompletedEventAttributes;
     const value = done ? decodeFirst(done.result) : undefined;
-    const note = done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null;
+    // A step can complete and still fail the deploy (preflight's checks, verify's answers): it gets its ✗ here.
+    const wrong = done ? stepVerdict(s?.type ?? '', value, s?.name ?? null) : null;
+    const outcome = done ? (wrong === null ? 'ok' : 'failed') : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
+    const note = wrong ?? (done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null);
     p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
     p.rawRecords(rawOf(value));
     const estimate = estimateOf(value);

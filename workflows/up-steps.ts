@@ -5,7 +5,7 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { LockUse, StateInput, UpStepPlan } from '../activities/contract.js';
 import { FAILURES } from '../runtime/failures.js';
-import { FRAME_STEPS, UP_STEPS } from '../runtime/steps/catalog.js';
+import { FRAME_STEPS, UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { stepActivity } from './options.js';
 import type { SagaState } from './saga.js';
 import type { StepTracker } from './tracker.js';
@@ -56,10 +56,8 @@ export interface UpRun {
 export async function runSteps(run: UpRun): Promise<void> {
   const { plan, step, acts, t } = run;
   run.pre = await t.run(UP_STEPS.preflight, () => acts.preflight(step, ...run.lock));
-  if (!run.pre.ok) {
-    const failed = run.pre.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
-    throw ApplicationFailure.create({ type: FAILURES.precondition.type, message: `preflight failed: ${failed.join('; ')}`, nonRetryable: true });
-  }
+  const refused = verdictOf(UP_STEPS.preflight, run.pre);
+  if (refused !== null) throw ApplicationFailure.create({ type: FAILURES.precondition.type, message: refused, nonRetryable: true });
   // Preflight decided it (runtime/steps/preflight.ts decideSkip: --restart, a changed .env or mount, ...).
   if (run.pre.sameIdentityRunning) {
     run.result.mode = 'same-identity';
@@ -90,7 +88,8 @@ async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   await t.run(UP_STEPS.readiness, () => (e ? acts.readiness(step, run.lock[0], { readinessEstimate: e }) : acts.readiness(step, ...run.lock)));
   const v = await t.run(UP_STEPS.verify, () => acts.verify({ plan: step, logPath }, ...run.lock));
   result.warnings.push(...v.warnings); // includes each pulse-proof not found (a warning, not a failure)
-  if (!v.ok) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: `verify failed: ${v.problems.join('; ')}`, nonRetryable: true });
+  const wrong = verdictOf(UP_STEPS.verify, v);
+  if (wrong !== null) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: wrong, nonRetryable: true });
   // After a start, the readiness wait's length (workflow clock) goes to the node state for the next estimate.
   const waited = run.started ? t.msOf('readiness') : null;
   const input = {

@@ -32,6 +32,11 @@ export interface StepDef {
   plan?: string;
   /** The few words shown beside its ✓, from its result (the CLI reads them from history, the workflow keeps them). */
   note?: (result: unknown) => string | null;
+  /**
+   * Why a step that completed still fails the deploy, from its result (null: it passed). The workflow fails the step
+   * with this message; the CLI marks the step ✗ with it, so the step line and the FAILED line say the same.
+   */
+  verdict?: (result: unknown) => string | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -40,6 +45,21 @@ const text = (r: unknown, key: keyof never | string): string | null => {
   const v = obj(r)[key as string];
   return typeof v === 'string' && v !== '' ? v : null;
 };
+
+/** preflight's report: the checks that failed (a precondition failure). */
+function preflightVerdict(r: unknown): string | null {
+  if (obj(r)['ok' satisfies keyof PreflightReport] !== false) return null;
+  const checks = obj(r)['checks' satisfies keyof PreflightReport];
+  const failed = (Array.isArray(checks) ? checks : []).map(obj).filter((c) => c['ok'] === false).map((c) => `${text(c, 'name') ?? '?'}: ${text(c, 'detail') ?? ''}`);
+  return `preflight failed: ${failed.join('; ')}`;
+}
+
+/** verify's result: what the server answered wrong (a verify failure). */
+function verifyVerdict(r: unknown): string | null {
+  if (obj(r)['ok' satisfies keyof VerifyResult] !== false) return null;
+  const problems = obj(r)['problems' satisfies keyof VerifyResult];
+  return `verify failed: ${(Array.isArray(problems) ? problems : []).filter((p) => typeof p === 'string').join('; ')}`;
+}
 
 function preflightNote(r: unknown): string | null {
   const reason = text(r, 'restartReason' satisfies keyof PreflightReport);
@@ -96,7 +116,7 @@ export const FRAME_STEPS = {
 
 /** The nine steps of `pulse model up` (RUNTIME.md "What up does"), in order, and the 'starting' state write. */
 export const UP_STEPS = {
-  preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote },
+  preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote, verdict: preflightVerdict },
   mkdir: { step: 'mkdir', activity: 'makeDirs', label: '2/9 mkdir', title: 'step 2/9 mkdir', script: 'mkdir', preset: 'quick', plan: '2. create the pulse-mkdir directories' },
   stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote },
   memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
@@ -105,7 +125,7 @@ export const UP_STEPS = {
   starting: { step: 'starting', activity: 'publishState', label: 'state starting', title: 'state starting', script: null, preset: 'state' },
   start: { step: 'start', activity: 'startServer', label: '6/9 start', title: 'step 6/9 start', script: 'start', preset: 'quick', plan: '6. start.sh in a new session (setsid, env -i)', note: startNote },
   readiness: { step: 'readiness', activity: 'pollReadiness', label: '7/9 readiness', title: 'step 7/9 readiness', script: 'readiness', preset: 'readiness-wait', plan: '7. probe /v1/models until 200 (one probe per poll)' },
-  verify: { step: 'verify', activity: 'verifyServer', label: '8/9 verify', title: 'step 8/9 verify', script: 'verify', preset: 'quick', plan: '8. verify model name, max_model_len, KV cache line, pulse-proof', note: verifyNote },
+  verify: { step: 'verify', activity: 'verifyServer', label: '8/9 verify', title: 'step 8/9 verify', script: 'verify', preset: 'quick', plan: '8. verify model name, max_model_len, KV cache line, pulse-proof', note: verifyNote, verdict: verifyVerdict },
   publish: { step: 'publish', activity: 'publishState', label: '9/9 publish state', title: 'step 9/9 publish state', script: null, preset: 'state', plan: '9. write the node state and the gateway backend file' },
 } as const satisfies Record<string, StepDef>;
 
@@ -149,6 +169,11 @@ export function summaryOf(def: StepDef, node: string): string {
 export function stepOfActivity(activity: string, summary: string | null): StepDef | null {
   const rows = ALL.filter((d) => d.activity === activity);
   return rows.find((d) => summary !== null && summary.startsWith(`${d.label} on `)) ?? (rows.length === 1 ? (rows[0] ?? null) : null);
+}
+
+/** Why a completed step fails the deploy, from its result (null: it passed). */
+export function verdictOf(def: StepDef, result: unknown): string | null {
+  return def.verdict?.(result) ?? null;
 }
 
 /** What a finished step says beside its ✓, from its result (null: nothing to say). */

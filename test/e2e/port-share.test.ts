@@ -68,5 +68,8 @@ test('a stray that starts listening beside the new container: verify fails and n
     r.stdout + r.stderr,
     new RegExp(`port ${node.vllmPort} is shared with a server that is not container vllm-qwen38: 127\\.0\\.0\\.1 \\(socket \\d+, uid 0\\) held by pid ${stray.pid} \\(uid 0: \\S*node \\S*vllm\\.js --sim-id=${stray.id} `),
   );
+  // verify completed as an activity but fails the deploy: its step line says so, never ✓ (the catalog's verdict).
+  assert.match(r.stdout, /✗ 8\/9 verify on simA \([\d.ms]+\): failed: verify failed: port \d+ is shared/);
+  assert.doesNotMatch(r.stdout, /✓ 8\/9 verify/);
   assert.match(r.stdout, /up best on simA: FAILED, node failed/);
 });

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, stepOfActivity, summaryOf, UP_STEPS } from '../../runtime/steps/catalog.js';
+import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf } from '../../runtime/steps/catalog.js';
 import type { StepDef } from '../../runtime/steps/catalog.js';
-import { stepNote } from '../../cli/progress.js';
+import { stepNote, stepVerdict } from '../../cli/progress.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS], ['rollback', ROLLBACK_STEPS]];
@@ -56,4 +56,16 @@ test("docs/ARCHITECTURE.md's step table is the catalog", () => {
     Object.values(t).map((d) => `| ${deploy} | \`${d.step}\` | \`${d.activity}\` | ${d.label} | ${d.script ? `\`${d.script}.sh\`` : '—'} | ${d.preset} |`),
   );
   assert.deepEqual(rows, want);
+});
+
+test('a step that completes can still fail the deploy: preflight and verify say why, every other row passes', () => {
+  const pre = { ok: false, checks: [{ name: 'mounts', ok: false, detail: '/models missing' }, { name: 'files', ok: true, detail: '' }] };
+  assert.equal(verdictOf(UP_STEPS.preflight, pre), 'preflight failed: mounts: /models missing');
+  assert.equal(verdictOf(UP_STEPS.preflight, { ...pre, ok: true }), null);
+  const v = { ok: false, problems: ['served model is x, expected qwen38', 'max_model_len is 1, expected 2'] };
+  assert.equal(verdictOf(UP_STEPS.verify, v), 'verify failed: served model is x, expected qwen38; max_model_len is 1, expected 2');
+  assert.equal(verdictOf(UP_STEPS.verify, { ...v, ok: true }), null);
+  // The CLI's step line reads the same verdict from history (so it prints ✗, never ✓, for a failed verify).
+  assert.equal(stepVerdict('verifyServer', v, summaryOf(UP_STEPS.verify, 'spark2')), verdictOf(UP_STEPS.verify, v));
+  for (const d of ALL) if (d !== UP_STEPS.preflight && d !== UP_STEPS.verify) assert.equal(verdictOf(d, { ok: false }), null, d.label);
 });
