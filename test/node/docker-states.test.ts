@@ -186,7 +186,9 @@ describe('node steps on docker states and exits (ssh)', () => {
 
   test('stop while docker removes the container (removing) waits for it; a removal that fails (dead) is retried', async () => {
     await fullUp(s, p, 'docker-removing-1');
-    n.setControl({ removeDelayMs: 2000 });
+    // 5 s: the stop step must reach the node while docker still removes (its ssh step can take seconds under load);
+    // stop waits up to 10 s for a removal, so the removal still ends inside its budget.
+    n.setControl({ removeDelayMs: 5000 });
     n.exec(`(docker rm -f ${n.containerName} >/dev/null 2>&1 </dev/null &)`);
     await untilState('removing');
     const r = await stopServer(s, p.recipe);
