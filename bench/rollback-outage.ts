@@ -33,7 +33,12 @@ async function nextStartNeverReady(node: SimNode): Promise<void> {
       return '';
     }
   };
-  await until('the never-ready server started', () => node.startShCalls().length > starts && logs().includes('simulated: never ready'), 120_000);
+  try {
+    await until('the never-ready server started', () => node.startShCalls().length > starts && logs().includes('non-default args'), 120_000);
+  } catch (e) {
+    process.stderr.write(`start.sh runs ${node.startShCalls().length} (before ${starts}); log tail: ${logs().slice(-600)}\n`);
+    throw e;
+  }
   node.setFailure('none');
 }
 
@@ -49,6 +54,7 @@ async function floor(s: NodeSession, plan: UpPlan, rep: number): Promise<number>
 async function main(): Promise<void> {
   const stack = await startStack({ nodes: ['simR'], readyDelayMs: READY_MS, memory: { recoverMs: 0 } });
   const node = stack.sim.node('simR');
+  Object.assign(process.env, stack.env); // the floor's ssh resolves the sim alias like the worker does
   try {
     const first = await stack.outcome(await stack.start(stack.planUp('simR', 'datagen')));
     if (first.status !== 'succeeded') throw new Error(`first up: ${first.status} ${first.error ?? ''}`);
@@ -58,7 +64,10 @@ async function main(): Promise<void> {
       for (let rep = 0; rep < REPS; rep++) {
         const plan: UpPlan = { ...stack.planUp('simR', 'best', { timeoutS: TIMEOUT_S }), autoRollback: true };
         const handle = await stack.start(plan);
-        await nextStartNeverReady(node);
+        await nextStartNeverReady(node).catch(async (e: unknown) => {
+          process.stderr.write(`the up: ${JSON.stringify(await Promise.race([stack.outcome(handle), new Promise((r) => setTimeout(() => r('still running'), 5000))])).slice(0, 1500)}\n`);
+          throw e;
+        });
         const out = await stack.outcome(handle);
         const rb = out.result?.rollback;
         if (!rb?.ok || rb.servingAfterS === null) throw new Error(`rep ${rep + 1}: no rollback: ${out.error ?? ''}`);

@@ -64,6 +64,8 @@ async function main(): Promise<void> {
     const o = tun['outage'] as Json;
     add('tunnel reconnect (ssh link killed)', `link back ${f('linkBack')}; 200 through the tunnel ${f('serving')}; endpoint enabled ${f('enabled')}; after a ${String(o['outageS'])} s sshd outage: ${String(o['sshdBackToLinkMs'])} ms from sshd back`, `link back ≤ ${String(tun['goalMs'])} ms`, tun['met'], 'tunnel-reconnect.js');
   }
+  const rb = load('rollback-outage');
+  if (rb) add(`outage of a failed up with --auto-rollback (never ready, budget ${String(rb['readinessBudgetS'])} s)`, `median ${String(rb['medianAutoRollbackS'])} s from the stop to serving again; floor (one stop + one start of the old .env) ${String(rb['medianFloorS'])} s; added over floor + budget ${String(rb['medianAddedS'])} s; without it: until a person acts`, '-', null, 'rollback-outage.js');
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -33,8 +33,8 @@ async function backups(node: string): Promise<string[]> {
   return (await readdir(d)).filter((f) => f.startsWith('.env.pulse-bak-')).map((f) => path.join(d, f)).sort();
 }
 
-/** Makes the next server never ready, and the one after it healthy again (the simulated vLLM reads its control at start). */
-async function nextStartNeverReady(node: string): Promise<void> {
+/** Makes the next server never ready, and the one after it healthy again (the simulated vLLM reads its control at start, before it logs its args). */
+async function nextStartNeverReady(node: string, cli: ReturnType<typeof startCli>): Promise<void> {
   const n = sim!.node(node);
   const starts = n.startShCalls().length;
   n.setFailure('never-ready');
@@ -45,7 +45,9 @@ async function nextStartNeverReady(node: string): Promise<void> {
       return ''; // no container yet (the old one stopped, the new one not run)
     }
   };
-  await until('the never-ready server started', () => n.startShCalls().length > starts && logs().includes('simulated: never ready'), 60_000);
+  await until('the never-ready server started', () => n.startShCalls().length > starts && logs().includes('non-default args'), 60_000).catch((e: unknown) => {
+    throw new Error(`${String(e)}; start.sh runs ${n.startShCalls().length} (before ${starts}); the CLI said: ${cli.output()}`);
+  });
   n.setFailure('none');
 }
 
@@ -70,7 +72,7 @@ test('never ready with --auto-rollback: the node serves the previous profile aga
   const starts = node.startShCalls().length;
   const baks = (await backups('simA')).length;
   const up = startCli(['model', 'up', 'best', '--node', 'simA', '--auto-rollback', '--timeout-s', '4'], env);
-  await nextStartNeverReady('simA');
+  await nextStartNeverReady('simA', up);
   const r = await up.done;
   assert.notEqual(r.code, 0, 'the up itself failed');
   assert.match(r.stdout, /up best on simA: failed: readiness: .*; rolled back to datagen, serving again after [\d.]+ s/, r.stdout + r.stderr);
@@ -97,7 +99,7 @@ test('never ready with --auto-rollback: the node serves the previous profile aga
 test('cancel of an auto-rollback deploy: rolled back', async () => {
   const node = sim!.node('simA');
   const up = startCli(['model', 'up', 'best', '--node', 'simA', '--auto-rollback'], env);
-  await nextStartNeverReady('simA');
+  await nextStartNeverReady('simA', up);
   await waitForOutput(up, /7\/9 readiness on simA/);
   const c = await runCli(['model', 'cancel', '--node', 'simA'], env);
   assert.equal(c.code, 0, c.stdout + c.stderr);
