@@ -11,7 +11,7 @@ import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
@@ -127,6 +127,9 @@ test('rollback --dry-run names the backup, its profile and the key difference; a
   const starts = node.startShCalls().length;
   const rb = startCli(['model', 'rollback', '--node', 'simA', '--to', prior], env);
   await waitForOutput(rb, /7\/9 readiness on simA/);
+  // The worker that runs the rollback: the CLI's background worker (or, where none runs, the CLI itself).
+  const worker = backgroundWorkerPid(stateDir());
+  if (worker !== null) process.kill(worker, 'SIGKILL');
   rb.child.kill('SIGKILL');
   await rb.done;
   const w = await runCli(['model', 'watch', '--node', 'simA'], env);
