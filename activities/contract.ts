@@ -41,6 +41,8 @@ export interface LockInput {
   target: PlanTarget;
   recipe: PlanRecipe;
   action: 'up' | 'down';
+  /** false: return no raw records (the deploy was started without --verbose; see DeployOptions). */
+  raw?: false;
 }
 
 /**
@@ -50,6 +52,8 @@ export interface LockInput {
  */
 export interface LockUse {
   nodeLock: true;
+  /** false: the step returns no raw records (the deploy was started without --verbose; see DeployOptions). */
+  raw?: false;
 }
 
 /** What a node step of an up names: an UpPlanRef (since PLAN_REF_PATCH) or, from older deploys, the whole plan. */

@@ -5,18 +5,14 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isPulseError } from '../runtime/errors.js';
 import { FAILURES, retryable } from '../runtime/failures.js';
+import { redactSecrets } from '../runtime/secrets.js';
 
 /** Socket and ssh2 failures: the node or the link is down, which a retry may fix. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 const SSH2_LEVELS = new Set(['client-socket', 'client-timeout', 'client-ssh', 'protocol', 'handshake']);
 
-// VLLM_API_KEY first: \bAPI_KEY does not match inside it (no word boundary after the underscore).
-const SECRET = /\b(VLLM_API_KEY|API_KEY|HF_TOKEN)=[^\s"']+/g;
-
 /** Messages go into workflow history forever: never let a secret value through, whatever a script printed. */
-export function redactSecrets(text: string): string {
-  return text.replace(SECRET, '$1=<redacted>');
-}
+export { redactSecrets };
 
 function networkError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

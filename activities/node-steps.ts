@@ -32,7 +32,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
   ): Promise<T & StepRaw> => {
     const session = deps.nodes.session(target);
     const rec = new RawRecorder(session);
-    return rec.attach(await nodeStep(every, (o) => fn(rec.session, o), undefined, keeperFor(deps, session, recipe.dir, lock)));
+    return rec.attach(await nodeStep(every, (o) => fn(rec.session, o), undefined, keeperFor(deps, session, recipe.dir, lock)), lock?.raw !== false);
   };
 
   return {

@@ -69,8 +69,11 @@ export class RawRecorder {
     };
   }
 
-  /** `result` with the capped lines as `raw`; unchanged when no script ran (e.g. mkdir with nothing to create). */
-  attach<T extends object>(result: T): T & StepRaw {
-    return this.lines.length === 0 ? result : { ...result, raw: capRaw(this.lines) };
+  /**
+   * `result` with the capped lines as `raw`; unchanged when no script ran (e.g. mkdir with nothing to create) or when
+   * `keep` is false (a deploy started without --verbose keeps no raw records in its history).
+   */
+  attach<T extends object>(result: T, keep = true): T & StepRaw {
+    return this.lines.length === 0 || !keep ? result : { ...result, raw: capRaw(this.lines) };
   }
 }

@@ -46,7 +46,7 @@ export function waitActivities(deps: ActivityDeps) {
           const rec = new RawRecorder(session);
           const m = await steps.sampleMemory(rec.session, plan.memory.gateGiB, o);
           const ok = m.memAvailableGiB >= m.gateGiB;
-          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: rec.attach(m) };
+          return { done: ok, answer: `MemAvailable ${m.memAvailableGiB} GiB ${ok ? '>=' : '<'} ${m.gateGiB} GiB`, value: rec.attach(m, lock?.raw !== false) };
         },
       });
     },
@@ -71,7 +71,7 @@ export function waitActivities(deps: ActivityDeps) {
           const p = await steps.probeReadiness(rec.session, plan, o, seen);
           const answer = p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`;
           const server = p.phase !== undefined || p.lastLine !== undefined ? { phase: p.phase ?? null, lastLine: p.lastLine ?? null } : {};
-          return { done: p.ready, answer, value: rec.attach(p), ...(!seen && p.container ? { memo: p.container } : {}), ...server };
+          return { done: p.ready, answer, value: rec.attach(p, lock?.raw !== false), ...(!seen && p.container ? { memo: p.container } : {}), ...server };
         },
       });
     },

@@ -75,7 +75,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
 
 /** Starts the deploy of a plan, then follows it, or (--detach) says how to follow it. */
 export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, what: string, show: ShowRequest & { detach: boolean }): Promise<number> {
-  const started = await startDeploy(t, plan, what);
+  const started = await startDeploy(t, plan, what, show.verbose);
   if (!show.detach) return followAndShow(t, started, show);
   const link = uiLink(t.target, started.workflowId, started.runId);
   const lines = [`started ${what}: workflow ${started.workflowId} (run ${started.runId})`];

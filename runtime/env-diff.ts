@@ -3,10 +3,10 @@
  * comes from status.sh, which replaced every line that names a secret by a marker before it left the node, so no
  * secret value is ever here; a secret key's value is masked all the same, wherever one shows up.
  */
+import { isSecretKey } from './secrets.js';
 
 /** status.sh's stand-in for a line that names a secret (runtime/scripts/status.sh _SECRET_MARK). */
 export const SECRET_LINE_MARK = '@@PULSE_SECRET_LINE@@';
-const SECRET_KEYS = new Set(['API_KEY', 'HF_TOKEN', 'VLLM_API_KEY']);
 export const MASK = '<secret>';
 
 export interface KeyDifference {
@@ -62,7 +62,7 @@ export function envValues(text: string): { values: Map<string, string>; secretLi
   return { values, secretLines };
 }
 
-const shown = (key: string, v: string | undefined): string | null => (v === undefined ? null : SECRET_KEYS.has(key) ? MASK : normalised(v));
+const shown = (key: string, v: string | undefined): string | null => (v === undefined ? null : isSecretKey(key) ? MASK : normalised(v));
 
 /** Every key whose normalised value differs (or that only one side sets), in the rendered order, then the rest. */
 export function diffEnv(runningText: string | null, rendered: Readonly<Record<string, string>>): EnvDiff {

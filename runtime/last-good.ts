@@ -9,6 +9,7 @@
  * - A down keeps it: the .env stays on the node.
  */
 import type { EnvIdentity, LastKnownGood, NodeState } from './model/index.js';
+import { sameIdentity } from './config/env-header.js';
 
 /** What the publish step knows about the write it reports. */
 export interface StateChange {
@@ -22,20 +23,17 @@ export interface StateChange {
   previousIdentity: EnvIdentity | null;
 }
 
-function same(a: EnvIdentity | null | undefined, b: EnvIdentity | null | undefined): boolean {
-  return !!a && !!b && a.sha256 === b.sha256 && a.profile === b.profile && a.overlay === b.overlay;
-}
 
 /** The last known good after `change` is written over `old` (at `at`, by workflow `workflowId`). */
 export function nextLastKnownGood(old: NodeState | null, change: StateChange, at: string, workflowId: string | null): LastKnownGood | null {
   const kept = old?.lastKnownGood ?? null;
   if (change.action === 'up' && change.state === 'up' && change.profile !== null && change.identity !== null) {
     // The same identity verified again (a same-identity up) keeps the first time it verified.
-    if (kept && kept.backupPath === null && same(kept.identity, change.identity)) return kept;
+    if (kept && kept.backupPath === null && sameIdentity(kept.identity, change.identity)) return kept;
     return { profile: change.profile, identity: change.identity, at, workflowId, backupPath: null };
   }
   if (!kept) return null;
-  if (kept.backupPath === null && change.backupPath !== null && same(kept.identity, change.previousIdentity)) {
+  if (kept.backupPath === null && change.backupPath !== null && sameIdentity(kept.identity, change.previousIdentity)) {
     return { ...kept, backupPath: change.backupPath };
   }
   return kept;

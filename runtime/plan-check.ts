@@ -15,7 +15,7 @@ import type { Profile } from './config/profile.js';
 import { isPulseError, PulseError } from './errors.js';
 import { buildDownPlan, buildUpPlan, checkRefusals } from './plan.js';
 import { describeDifferences, differences } from './plan-diff.js';
-import { isoSeconds } from './render.js';
+import { utc } from './format.js';
 import { buildRestorePlan } from './restore.js';
 
 /** The worker's own files, as loaded for one check. */
@@ -61,7 +61,7 @@ function knownNode(files: WorkerFiles, o: Obj): string {
 function renderTime(o: Obj): Date {
   const at = field(o, 'renderedAt', '', isString, 'a time');
   const now = new Date(at);
-  if (Number.isNaN(now.getTime()) || isoSeconds(now) !== at) throw refusePlan(`renderedAt ${JSON.stringify(at)} is not a UTC time like 2026-09-23T10:15:00Z`);
+  if (Number.isNaN(now.getTime()) || utc(now) !== at) throw refusePlan(`renderedAt ${JSON.stringify(at)} is not a UTC time like 2026-09-23T10:15:00Z`);
   return now;
 }
 
@@ -188,8 +188,8 @@ function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; p
 
 /**
  * The worker's own UpPlan for what `input` names; refuses any other difference (see the file comment). The input is
- * the whole plan (the workflow input; older deploys' steps), the check input (the plan without the .env text and key
- * map: the worker's own are what run) or an UpPlanRef, whose planDigest must be the digest of the rebuilt plan.
+ * the whole plan (the workflow input; older deploys' steps), the check input (the plan without env.values, the key
+ * map of env.text's assignments) or an UpPlanRef, whose planDigest must be the digest of the rebuilt plan.
  */
 export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   const o = obj(input, 'the up plan');
@@ -203,8 +203,8 @@ export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
     }
   } else {
     const env = obj(o['env'], 'env');
-    const checkInput = !Object.hasOwn(env, 'text') && !Object.hasOwn(env, 'values');
-    refuseDifferences(files, o, checkInput ? { ...own, env: { identity: own.env.identity, path: own.env.path } } : own, now.getTime(), profile);
+    const { values: _values, ...withoutValues } = own.env;
+    refuseDifferences(files, o, Object.hasOwn(env, 'values') ? own : { ...own, env: withoutValues }, now.getTime(), profile);
   }
   // The refusals of the worker's own profile and node: render-only, experimental without --experimental, protected
   // without --yes (the two flags are the user's, as on the CLI).

@@ -11,6 +11,7 @@ import type { Profile } from './config/profile.js';
 import { profileOf } from './config/profiles.js';
 import { isLoopback } from './config/safe.js';
 import { PulseError } from './errors.js';
+import { utc } from './format.js';
 import { renderEnv } from './render.js';
 import { vllmInt } from './vllm-int.js';
 
@@ -54,7 +55,7 @@ export interface DownPlanOptions {
 
 /** File-name stamp of a UTC time: 20260923T101500Z. */
 export function stampOf(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return utc(now).replace(/[-:]/g, '');
 }
 
 /**

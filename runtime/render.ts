@@ -5,6 +5,7 @@
 import type { EnvIdentity, PlanMount } from './model/index.js';
 import { sha256OfLines, type EnvHeader } from './config/env-header.js';
 import { PulseError } from './errors.js';
+import { utc } from './format.js';
 import { pairText, parseDockerArgs, type DockerPair } from './config/docker-args.js';
 import { mergeDockerPairs } from './config/merge-mounts.js';
 import type { NodeConfig, RecipeConfig } from './config/nodes.js';
@@ -40,10 +41,6 @@ export interface Rendered {
   renderedAt: string;
 }
 
-/** ISO UTC time without milliseconds, as in `# pulse-rendered:` (2026-09-23T10:15:00Z). */
-export function isoSeconds(now: Date): string {
-  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** The {{name}} values for a node and recipe: node vars, then recipe vars (more specific wins), then recipeDir. */
 export function varsFor(node: NodeConfig, recipe: RecipeConfig): Record<string, string> {
@@ -102,7 +99,7 @@ export function renderEnv(input: RenderInput): Rendered {
   const lines = all.map(([k, v]) => `${k}="${v}"`);
   const sha256 = sha256OfLines(lines);
   const overlayLine = overlay ? `${overlay.dir} overlay-sha256=${overlay.sha256}` : 'none';
-  const renderedAt = isoSeconds(input.now);
+  const renderedAt = utc(input.now); // as in `# pulse-rendered:` (2026-09-23T10:15:00Z)
   const header = headerLines({ profile: profile.name, node: input.nodeName, recipe: input.recipeName, overlay: overlayLine, rendered: renderedAt, sha256 });
   return {
     text: [...header, ...lines].map((l) => `${l}\n`).join(''),

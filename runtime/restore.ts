@@ -18,7 +18,7 @@ import { diffEnv } from './env-diff.js';
 import { PulseError } from './errors.js';
 import type { PlanMount, UpPlan } from './model/index.js';
 import { DEFAULT_READY_TIMEOUT_S, fleetOf, ownBackupPath, stampOf } from './plan.js';
-import { isoSeconds } from './render.js';
+import { utc } from './format.js';
 import { vllmInt } from './vllm-int.js';
 
 /** The profile name of a .env without a pulse header that --force restored (it names no profile). */
@@ -116,7 +116,7 @@ export function buildRestorePlan(config: NodesConfig, profiles: ReadonlyMap<stri
       values,
     },
     stamp: stampOf(now),
-    renderedAt: isoSeconds(now),
+    renderedAt: utc(now),
     mkdirs: [],
     mounts,
     replacements: [],

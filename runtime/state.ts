@@ -8,6 +8,7 @@ import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PulseError } from './errors.js';
+import { redactSecrets } from './secrets.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
 import type { NodeState, NodeStateKind } from './model/index.js';
 
@@ -30,11 +31,9 @@ export function nodeStatePath(stateDir: string, node: string): string {
   return path.join(stateDir, 'nodes', `${node}.json`);
 }
 
-const SECRET = /\b(API_KEY|HF_TOKEN)=[^\s"']+/g;
-
-/** A copy of the state in which every `API_KEY=…`/`HF_TOKEN=…` value inside a string is replaced. */
+/** A copy of the state in which every secret `KEY=…` value inside a string is replaced (runtime/secrets.ts). */
 function redact(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(SECRET, '$1=<redacted>');
+  if (typeof value === 'string') return redactSecrets(value);
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));

@@ -7,40 +7,35 @@ import { patched } from '@temporalio/workflow';
 import type { LockUse, StateInput } from '../activities/contract.js';
 import { DOWN_STEPS, FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { AUTHORITY_PATCH } from './definitions.js';
-import { stepActivity } from './options.js';
-import { failDeploy, lockInput, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
+import { frameActivities, stepActivity } from './options.js';
+import { failDeploy, keepsRaw, lockInput, lockUse, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
-import type { DeployResult, DownPlan } from '../runtime/model/index.js';
+import type { DeployOptions, DeployResult, DownPlan } from '../runtime/model/index.js';
 
 /** One proxy per step (runtime/steps/catalog.ts). */
 function downActivities(plan: DownPlan) {
   const { node } = plan;
-  return {
-    check: stepActivity(FRAME_STEPS.check, node),
-    lock: stepActivity(FRAME_STEPS.lock, node),
-    unlock: stepActivity(FRAME_STEPS.unlock, node),
-    stop: stepActivity(DOWN_STEPS.stop, node),
-    publish: stepActivity(DOWN_STEPS.publish, node),
-    markFailed: stepActivity(FRAME_STEPS.compensate, node),
-  };
+  return { ...frameActivities(node), stop: stepActivity(DOWN_STEPS.stop, node), publish: stepActivity(DOWN_STEPS.publish, node) };
 }
 
 /** Stops the server on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
-export async function downWorkflow(plan: DownPlan): Promise<DeployResult> {
+export async function downWorkflow(plan: DownPlan, opts?: DeployOptions): Promise<DeployResult> {
   const acts = downActivities(plan);
   const t = new StepTracker(plan.node, 'down');
   const saga: SagaState = { armed: false };
   const result = newResult(plan);
   let lock: [] | [LockUse] = [];
-  const release = (): Promise<unknown> => acts.unlock(lockInput(plan, 'down'));
+  let keepRaw = true;
+  const release = (): Promise<unknown> => acts.unlock(lockInput(plan, 'down', keepRaw));
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'down');
     if (patched(AUTHORITY_PATCH)) await t.run(FRAME_STEPS.check, () => acts.check(plan));
     // The node lock (see saga.ts NODE_LOCK_PATCH): before the stop, so a deploy from another controller cannot interleave.
     if (patched(NODE_LOCK_PATCH)) {
-      lock = [{ nodeLock: true }];
-      await takeLock(t, () => acts.lock(lockInput(plan, 'down')), () => (lock = []));
+      keepRaw = keepsRaw(opts);
+      lock = [lockUse(keepRaw)];
+      await takeLock(t, () => acts.lock(lockInput(plan, 'down', keepRaw)), () => (lock = []));
     }
     saga.armed = true;
     await t.run(DOWN_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...lock));

@@ -14,7 +14,7 @@
 import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
 import type { PulseActivities } from '../activities/contract.js';
-import { summaryOf } from '../runtime/steps/catalog.js';
+import { FRAME_STEPS, summaryOf } from '../runtime/steps/catalog.js';
 import type { StepDef } from '../runtime/steps/catalog.js';
 import { stateTaskQueue } from './definitions.js';
 import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
@@ -112,6 +112,16 @@ export function optionsOf(def: StepDef, node: string, budgetS = 0): ActivityOpti
     case 'state':
       return stateStep(summary);
   }
+}
+
+/** The steps every deploy has around its own (FRAME_STEPS): the plan check, the node lock, the compensation. */
+export function frameActivities(node: string) {
+  return {
+    check: stepActivity(FRAME_STEPS.check, node),
+    lock: stepActivity(FRAME_STEPS.lock, node),
+    unlock: stepActivity(FRAME_STEPS.unlock, node),
+    markFailed: stepActivity(FRAME_STEPS.compensate, node),
+  };
 }
 
 /** The activity of a catalog step on `node`, with its own options (one proxy per step: its preset and UI summary). */

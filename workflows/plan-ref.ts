@@ -1,6 +1,6 @@
 /**
  * The narrow inputs of an up's node steps (issue 11): the workflow input is the whole plan, stored in history once;
- * the plan check gets it without the .env text and key map, and every node step after it only an UpPlanRef (the
+ * the plan check gets it without the .env's key map, and every node step after it only an UpPlanRef (the
  * names the worker rebuilds its own plan from, and the digest of that plan as the check returned it), so neither the
  * plan nor the .env is copied into every step's input. Behind PLAN_REF_PATCH: deploys started before it pass the
  * whole plan to each step, as they did (the activities take both). Workflow code: pure, imports types only.
@@ -10,9 +10,9 @@ import type { UpCheckInput, UpPlan, UpPlanRef } from '../runtime/model/index.js'
 /** patched() id of the narrow step inputs. */
 export const PLAN_REF_PATCH = 'pulse-plan-ref';
 
-/** The plan check's input: the plan without the rendered .env (the worker renders its own and compares the rest). */
+/** The plan check's input: the plan without the .env's key map (the check compares env.text, which holds it). */
 export function upCheckInput(plan: UpPlan): UpCheckInput {
-  const { text: _text, values: _values, ...env } = plan.env;
+  const { values: _values, ...env } = plan.env;
   return { ...plan, env };
 }
 

@@ -8,9 +8,9 @@ import { FAILURES } from '../runtime/failures.js';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { OUTCOME_PATCH, SA_NODE, SA_OUTCOME, type Outcome } from './definitions.js';
 import { deployFailure, describeError } from './result.js';
-import type { LockInput } from '../activities/contract.js';
+import type { LockInput, LockUse } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
-import type { DeployResult, LockResult } from '../runtime/model/index.js';
+import type { DeployOptions, DeployResult, LockResult } from '../runtime/model/index.js';
 
 /** Thrown by the workflow itself (never by an activity) for a protected node without --yes: nothing touched. */
 export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed: boolean, action: 'up' | 'down' | 'rollback'): void {
@@ -30,9 +30,25 @@ export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed:
  */
 export const NODE_LOCK_PATCH = 'pulse-node-lock';
 
-/** The input of the lock activities for a plan. */
-export function lockInput(plan: { node: string; target: LockInput['target']; recipe: LockInput['recipe'] }, action: 'up' | 'down'): LockInput {
-  return { node: plan.node, target: plan.target, recipe: plan.recipe, action };
+/** The input of the lock activities for a plan (`keepRaw` false: no raw records, see rawUse). */
+export function lockInput(plan: { node: string; target: LockInput['target']; recipe: LockInput['recipe'] }, action: 'up' | 'down', keepRaw = true): LockInput {
+  return { node: plan.node, target: plan.target, recipe: plan.recipe, action, ...(keepRaw ? {} : { raw: false as const }) };
+}
+
+/**
+ * patched() id of keeping raw records only under --verbose (DeployOptions): a deploy started before it keeps them
+ * for every step, as it did.
+ */
+export const RAW_VERBOSE_PATCH = 'pulse-raw-verbose';
+
+/** Whether the node steps of this deploy keep their raw records: --verbose, or a deploy from before RAW_VERBOSE_PATCH. */
+export function keepsRaw(opts: DeployOptions | undefined): boolean {
+  return opts?.verbose === true || !patched(RAW_VERBOSE_PATCH);
+}
+
+/** The second argument of every node step of a deploy holding the node lock. */
+export function lockUse(keepRaw: boolean): LockUse {
+  return keepRaw ? { nodeLock: true } : { nodeLock: true, raw: false };
 }
 
 export interface SagaState {

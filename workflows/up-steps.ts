@@ -5,8 +5,8 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { LockUse, StateInput, UpStepPlan } from '../activities/contract.js';
 import { FAILURES } from '../runtime/failures.js';
-import { FRAME_STEPS, UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
-import { stepActivity } from './options.js';
+import { UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
+import { frameActivities, stepActivity } from './options.js';
 import type { SagaState } from './saga.js';
 import type { StepTracker } from './tracker.js';
 import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
@@ -15,9 +15,7 @@ import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult
 export function upActivities(plan: UpPlan) {
   const { node } = plan;
   return {
-    check: stepActivity(FRAME_STEPS.check, node),
-    lock: stepActivity(FRAME_STEPS.lock, node),
-    unlock: stepActivity(FRAME_STEPS.unlock, node),
+    ...frameActivities(node),
     preflight: stepActivity(UP_STEPS.preflight, node),
     mkdir: stepActivity(UP_STEPS.mkdir, node),
     stop: stepActivity(UP_STEPS.stop, node),
@@ -28,7 +26,6 @@ export function upActivities(plan: UpPlan) {
     verify: stepActivity(UP_STEPS.verify, node),
     publish: stepActivity(UP_STEPS.publish, node),
     starting: stepActivity(UP_STEPS.starting, node),
-    markFailed: stepActivity(FRAME_STEPS.compensate, node),
   };
 }
 

@@ -16,20 +16,21 @@ import { autoRollback } from './auto-rollback.js';
 import { AUTHORITY_PATCH } from './definitions.js';
 import { PLAN_REF_PATCH, upCheckInput, upPlanRef } from './plan-ref.js';
 import { rollbackCommand } from './result.js';
-import { failDeploy, lockInput, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
+import { failDeploy, keepsRaw, lockInput, lockUse, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import { StepTracker } from './tracker.js';
 import { newRun, previousProfile, runSteps, stateInput } from './up-steps.js';
-import type { DeployResult, UpPlan } from '../runtime/model/index.js';
+import type { DeployOptions, DeployResult, UpPlan } from '../runtime/model/index.js';
 
 /** Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
-export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
+export async function upWorkflow(plan: UpPlan, opts?: DeployOptions): Promise<DeployResult> {
   const run = newRun(plan, new StepTracker(plan.node, 'up'));
-  const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up'));
+  let keepRaw = true;
+  const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up', keepRaw));
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
     // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
     if (patched(AUTHORITY_PATCH)) {
-      // Since PLAN_REF_PATCH the check gets the plan without its .env and every later node step only the names and
+      // Since PLAN_REF_PATCH the check gets the plan without the .env's key map and every later node step only the names and
       // the digest it returns (plan-ref.ts): the plan is in history once, as the workflow input.
       const narrow = patched(PLAN_REF_PATCH);
       const checked = await run.t.run(FRAME_STEPS.check, () => run.acts.check(narrow ? upCheckInput(plan) : plan));
@@ -37,8 +38,9 @@ export async function upWorkflow(plan: UpPlan): Promise<DeployResult> {
     }
     // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.
     if (patched(NODE_LOCK_PATCH)) {
-      run.lock = [{ nodeLock: true }];
-      await takeLock(run.t, () => run.acts.lock(lockInput(plan, 'up')), () => (run.lock = []));
+      keepRaw = keepsRaw(opts);
+      run.lock = [lockUse(keepRaw)];
+      await takeLock(run.t, () => run.acts.lock(lockInput(plan, 'up', keepRaw)), () => (run.lock = []));
     }
     await runSteps(run);
   } catch (err) {

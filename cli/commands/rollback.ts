@@ -22,7 +22,7 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
   const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
-  const { isoSeconds } = await import('../../runtime/render.js');
+  const { utc } = await import('../../runtime/format.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
   const state = await readNodeState(defaultStateDir(), opts.node);
@@ -35,7 +35,7 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
   if (node.protected && !opts.yes && !opts.dryRun) throw new PulseError('refused', `node ${opts.node} is protected; add --yes to roll it back`);
   const request: RollbackRequest = {
     action: 'rollback', version: 1, node: opts.node, backup, confirmed: opts.yes, force: opts.force,
-    renderedAt: isoSeconds(new Date()), undid: null, timeoutS: opts.timeoutS ?? null,
+    renderedAt: utc(new Date()), undid: null, timeoutS: opts.timeoutS ?? null,
   };
   return { request, node };
 }

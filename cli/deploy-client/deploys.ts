@@ -4,7 +4,7 @@
  */
 import { PulseError } from '../../runtime/errors.js';
 import { utc } from '../../runtime/format.js';
-import type { DownPlan, RollbackRequest, UpPlan } from '../../runtime/model/index.js';
+import type { DeployOptions, DownPlan, RollbackRequest, UpPlan } from '../../runtime/model/index.js';
 import { serverCause, stateDir, type PulseTemporal } from '../temporal.js';
 
 /** One run of a node's deploy workflow, as the commands name it. */
@@ -42,8 +42,11 @@ export async function stateDiskFull(summary: string, cause?: unknown): Promise<P
   return p ? new PulseError('precondition', `cannot start ${summary}: ${p}`, { hint: 'free space there, or point PULSE_STATE_DIR at another disk (the embedded Temporal server keeps its database there too)', cause }) : null;
 }
 
-/** Starts the workflow of a plan; a node held by another deploy is refused with the holder's workflow ID. */
-export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, summary: string): Promise<DeployRef> {
+/**
+ * Starts the workflow of a plan; a node held by another deploy is refused with the holder's workflow ID. `verbose`
+ * (--verbose) asks its steps to keep their raw records in history (DeployOptions).
+ */
+export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, summary: string, verbose = false): Promise<DeployRef> {
   const defs = await import('../../workflows/definitions.js');
   const { WorkflowExecutionAlreadyStartedError } = await import('@temporalio/client');
   const workflowId = defs.workflowIdFor(plan.node);
@@ -57,7 +60,7 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | Ro
     const handle = await t.client.workflow.start(type, {
       taskQueue: defs.TASK_QUEUE,
       workflowId,
-      args: [plan],
+      args: verbose ? [plan, { verbose: true } satisfies DeployOptions] : [plan],
       workflowIdConflictPolicy: 'FAIL', // a running deploy holds the node
       workflowIdReusePolicy: 'ALLOW_DUPLICATE', // a closed one does not
       typedSearchAttributes: attrs,

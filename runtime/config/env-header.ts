@@ -58,6 +58,6 @@ export function identityOf(text: string): EnvIdentity | null {
 }
 
 /** Whether two identities are the same (then up writes no new file). */
-export function sameIdentity(a: EnvIdentity | null, b: EnvIdentity | null): boolean {
-  return a !== null && b !== null && a.sha256 === b.sha256 && a.profile === b.profile && a.overlay === b.overlay;
+export function sameIdentity(a: EnvIdentity | null | undefined, b: EnvIdentity | null | undefined): boolean {
+  return !!a && !!b && a.sha256 === b.sha256 && a.profile === b.profile && a.overlay === b.overlay;
 }

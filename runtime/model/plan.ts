@@ -144,10 +144,22 @@ export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 
 }
 
 /**
- * The plan check's input for an up: the plan without the .env text and key map (the worker renders its own from
- * the names; what it compares and hashes is everything else, env.identity's sha256 of the assignments included).
+ * The plan check's input for an up: the plan without the .env's key map (the assignments of env.text, which the
+ * check compares with the worker's own render like every other field).
  */
-export type UpCheckInput = Omit<UpPlan, 'env'> & { env: Omit<UpPlan['env'], 'text' | 'values'> };
+export type UpCheckInput = Omit<UpPlan, 'env'> & { env: Omit<UpPlan['env'], 'values'> };
+
+/**
+ * The second, optional argument of upWorkflow/downWorkflow: how the deploy was asked for, beyond the plan. Absent
+ * from older deploys and from starts other than the CLI's.
+ */
+export interface DeployOptions {
+  /**
+   * --verbose: the node steps keep their raw `@pulse` lines in their results (history), for `up/down --verbose` and a
+   * later `watch --verbose`. Without it a deploy's history holds none (issue 11: they were most of its bytes).
+   */
+  verbose?: boolean;
+}
 
 export interface DownPlan {
   action: 'down';

@@ -79,8 +79,8 @@ if [[ -f $PULSE_ENV_PATH ]]; then
   else
     check env-secrets true "${#secret_keys[@]} secret line(s) to carry: ${secret_keys[*]:-none}"
   fi
-  hdr() { sed -n "s/^# pulse-$1: //p" "$PULSE_ENV_PATH" | head -n 1; }
-  body=$(awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$PULSE_ENV_PATH" | sha256sum | cut -d' ' -f1)
+  hdr() { pulse_env_header "$1" "$PULSE_ENV_PATH"; }
+  body=$(pulse_body_sha "$PULSE_ENV_PATH")
   pulse_record env-file exists:=true ctime:="$(pulse_ctime "$PULSE_ENV_PATH")" sha256="$(hdr sha256)" \
     profile="$(hdr profile)" overlay="$(hdr overlay)" bodySha256="$body"
   while IFS= read -r key; do

@@ -217,6 +217,17 @@ pulse_redact() {
   env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v mode=redact -v want= "$_PULSE_ENV_AWK" "$@" -
 }
 
+# A pulse header of a .env (`# pulse-<name>: value`): pulse_env_header NAME FILE.
+pulse_env_header() {
+  sed -n "s/^# pulse-$1: //p" "$2" | head -n 1
+}
+
+# The sha256 of a .env's assignment lines without the carried secret lines: what `# pulse-sha256:` says when the body
+# is the one pulse rendered (runtime/config/env-header.ts sha256OfLines hashes the same lines).
+pulse_body_sha() {
+  awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$1" | sha256sum | cut -d' ' -f1
+}
+
 pulse_env_norm() {
   local -a words=()
   read -r -d '' -a words <<<"$1" || true

@@ -13,11 +13,10 @@
 target=$PULSE_ENV_PATH
 dir=$(dirname -- "$target")
 [[ -d $dir ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "recipe directory $dir is missing"
-hdr() { sed -n "s/^# pulse-$1: //p" "$target" | head -n 1; }
-body_sha() { awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$1" | sha256sum | cut -d' ' -f1; }
+hdr() { pulse_env_header "$1" "$target"; }
 
 if [[ -f $target && $(hdr sha256) == "$PULSE_NEW_SHA256" && $(hdr profile) == "$PULSE_NEW_PROFILE" &&
-  $(hdr overlay) == "$PULSE_NEW_OVERLAY" && $(body_sha "$target") == "$PULSE_NEW_SHA256" ]]; then
+  $(hdr overlay) == "$PULSE_NEW_OVERLAY" && $(pulse_body_sha "$target") == "$PULSE_NEW_SHA256" ]]; then
   # A retry after this deploy's own write (crash-resume) reports the backup that write made, so the result keeps it.
   bak="$dir/.env.pulse-bak-$PULSE_STAMP"
   [[ -e $bak ]] || bak=

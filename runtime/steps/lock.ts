@@ -6,6 +6,7 @@
 import type { NodeLock } from '../model/index.js';
 import type { NodeSession, PulseRecord } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
+import { utc } from '../format.js';
 import { bool, lastRecord, num, runStep, str } from './run.js';
 import type { StepOptions } from './run.js';
 
@@ -33,7 +34,7 @@ export function lockInputs(op: LockOp, recipeDir: string, owner: LockOwner | nul
   return { ...base, PULSE_LOCK_DEPLOY: owner.deployId, PULSE_LOCK_HOST: owner.host, PULSE_LOCK_ACTION: owner.action, PULSE_LOCK_LEASE_S: String(owner.leaseS) };
 }
 
-const iso = (s: number | null): string | null => (s && s > 0 ? new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z') : null);
+const iso = (s: number | null): string | null => (s && s > 0 ? utc(s * 1000) : null);
 
 /** The `lock` record as a NodeLock (times as ISO strings of the node's epoch seconds). */
 export function lockOf(r: PulseRecord | undefined): NodeLock | null {

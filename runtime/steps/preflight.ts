@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { ContainerInfo, EnvDiff, EnvIdentity, PreflightReport, UpPlan } from '../model/index.js';
 import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
+import { sameIdentity } from '../config/env-header.js';
 import { preflightInputs } from './inputs.js';
 import { bool, lastRecord, num, recordsOf, runStep, str } from './run.js';
 import type { StepOptions } from './run.js';
@@ -28,8 +29,6 @@ export function startedEpoch(startedAt: string | null): number | null {
   return Math.floor(ms / 1000) + (frac ? Number(`0.${frac}`) : 0);
 }
 
-const sameIdentity = (a: EnvIdentity | null, b: EnvIdentity): boolean =>
-  a !== null && a.sha256 === b.sha256 && a.profile === b.profile && a.overlay === b.overlay;
 
 /** Decide the same-identity skip: running, same identity, body intact, started after the .env and every mount. */
 export function decideSkip(plan: UpPlan, r: Omit<PreflightReport, 'ok' | 'sameIdentityRunning' | 'restartReason'>): { same: boolean; reason: string | null } {

@@ -14,8 +14,9 @@ import { startRig } from './rig.js';
 import type { Rig } from './rig.js';
 
 const { temporal } = proto;
-// Issue 11's target is 16 KiB; this is what the narrow inputs reach so far.
-const BOUND_BYTES = 38 * 1024;
+// Issue 11 asked for 16 KiB; what a full up cannot go below without a smaller workflow input and fewer activities
+// (the plan itself, 13 activities' fixed bookkeeping and 14 workflow tasks are ~17 KiB): see docs/DEPLOYS.md.
+const BOUND_BYTES = 29 * 1024;
 
 /** Bytes per event type, largest first: what fills the history. */
 function breakdown(events: proto.temporal.api.history.v1.IHistoryEvent[]): string {

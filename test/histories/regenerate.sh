@@ -2,7 +2,8 @@
 # Regenerates the replay fixtures in test/histories/ from real runs (dev server + simulator + real activities):
 # up (full), up (same identity), down, up never ready and up cancelled (compensation), and crash-resume during write-env, start and
 # readiness. Run after an INTENDED, patched() change of workflow code, then commit the new JSON files next to the
-# old ones you still need to replay (histories of deploys that may still be running must keep replaying).
+# old ones you still need to replay (histories of deploys that may still be running must keep replaying): the *-ref.json
+# files are the narrow step inputs' shape (patched pulse-plan-ref, pulse-raw-verbose), recorded this way and renamed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 npx tsc || echo "regenerate: tsc reported type errors; JS was emitted, continuing" >&2

@@ -119,7 +119,7 @@ test('plan check: down plans and the stop step take only names; a protected stop
 });
 
 /** The narrow step inputs of issue 11 (workflows/plan-ref.ts), as the workflow builds them. */
-test('plan check: the check input (no .env text) and an UpPlanRef with the digest the check returns are accepted; the worker renders the .env', () => {
+test('plan check: the check input (no env.values) and an UpPlanRef with the digest the check returns are accepted; the worker renders the .env', () => {
   const p = plan({ restart: true, yes: true });
   const digest = planDigest(ownUpPlan(files(), upCheckInput(p)));
   assert.equal(digest, planDigest(p));
@@ -137,7 +137,10 @@ test('plan check: an UpPlanRef whose rebuilt plan has another digest is refused 
   assert.match(refusal(() => ownUpPlan(files(), { ...upPlanRef(p, planDigest(p)), restart: true })), /planDigest/);
   const edited = files({ nodesMtimeMs: NOW.getTime() + 60_000 });
   assert.match(refusal(() => ownUpPlan(edited, upPlanRef(p, 'f'.repeat(64)))), /nodes\.json changed since this plan was made/);
-  const c = upCheckInput(p);
+  const c = upCheckInput(plan());
   c.recipe.start = '/tmp/evil.sh';
   assert.match(refusal(() => ownUpPlan(files(), c)), /recipe\.start \(plan "\/tmp\/evil\.sh"/);
+  const t = upCheckInput(plan());
+  t.env.text += 'X=1\n';
+  assert.match(refusal(() => ownUpPlan(files(), t)), /env\.text/);
 });

@@ -35,7 +35,7 @@ describe('replay of saved histories', () => {
     quietRuntime();
     const names = histories().map((h) => h.workflowId);
     assert.ok(names.length >= 7, `histories: ${names.join(', ')}`);
-    for (const kind of ['up-full-success', 'up-same-identity', 'down-success', 'up-never-ready-compensated']) assert.ok(names.includes(kind), kind);
+    for (const kind of ['up-full-success', 'up-same-identity', 'down-success', 'up-never-ready-compensated', 'up-full-success-ref', 'down-success-ref']) assert.ok(names.includes(kind), kind);
     assert.ok(names.some((n) => n.startsWith('up-crash-resume-')));
     const errors = await replayErrors({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } });
     assert.deepEqual([...errors.entries()], []);

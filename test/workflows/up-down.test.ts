@@ -174,7 +174,8 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
       pollReadiness: async (...args: never[]) => { seen.push(args[1]); return { ready: true, httpStatus: 200, detail: 'ok' }; },
     });
     assert.equal((await runWorkflow(env, spy.acts, upPlan())).ok, true);
-    assert.deepEqual(seen, [{ nodeLock: true }, { nodeLock: true }]);
+    // Started without --verbose (DeployOptions): the steps also keep no raw records in history.
+    assert.deepEqual(seen, [{ nodeLock: true, raw: false }, { nodeLock: true, raw: false }]);
     const holder = 'spark2: step lock: exit 10 (refused by a safety rule on the node): locked by deploy pulse-model-spark2/r-1 from controller c2 (up) since 2026-12-02T18:00:00Z, lease until 2026-12-02T18:02:00Z; nothing was changed';
     const f = fakeActivities({ acquireNodeLock: async () => { throw nonRetryable('Refused', holder); } });
     const o = await runWorkflow(env, f.acts, upPlan());

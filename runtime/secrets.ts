@@ -1,0 +1,20 @@
+/**
+ * The one home of the secret keys pulse knows and of their redaction in text: what goes into workflow history
+ * (activity failures, state inputs: activities/errors.ts), the node state files (runtime/state.ts) and the env diff's
+ * mask (runtime/env-diff.ts). The node scripts redact on the node with the same keys (prelude.sh, status.sh).
+ */
+
+/** VLLM_API_KEY first: `\bAPI_KEY` does not match inside it (no word boundary after the underscore). */
+export const SECRET_KEYS = ['VLLM_API_KEY', 'API_KEY', 'HF_TOKEN'] as const;
+
+const SECRET = new RegExp(`\\b(${SECRET_KEYS.join('|')})=[^\\s"']+`, 'g');
+
+/** Every `KEY=value` of a secret key in `text` with the value replaced by `<redacted>`. */
+export function redactSecrets(text: string): string {
+  return text.replace(SECRET, '$1=<redacted>');
+}
+
+/** Whether a .env key is a secret one (its value is never shown). */
+export function isSecretKey(key: string): boolean {
+  return (SECRET_KEYS as readonly string[]).includes(key);
+}
