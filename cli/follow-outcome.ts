@@ -1,4 +1,4 @@
-/** How a followed deploy ended (or that the user detached): what cli/progress.ts learns and the printer and exit code read. */
+/** How a followed deploy ended (or that the user detached): what cli/deploy-client/follow-run.ts learns and the printer and exit code read. */
 import type { DeployResult } from '../runtime/model/index.js';
 
 export type FollowOutcome =

@@ -1,10 +1,10 @@
 /**
- * Following a deploy: the run's history from the server (cli/progress.ts) while a worker is kept for it (this
+ * Following a deploy: the run's history from the server (follow-run.ts) while a worker is kept for it (this
  * process runs one when none polls). The caller prints; `whileOpen` runs after the run closed (or the user
  * detached) and before the in-process worker stops, so what it prints comes before the worker's shutdown wait.
  */
 import type { FollowOutcome } from '../follow-outcome.js';
-import { followRun } from '../progress.js';
+import { followRun } from './follow-run.js';
 import type { ProgressPrinter } from '../progress-printer.js';
 import type { PulseTemporal } from '../temporal.js';
 import type { DeployRef } from './deploys.js';

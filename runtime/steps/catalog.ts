@@ -2,7 +2,7 @@
  * The step catalog: ONE row per step of an up or a down, the one home of what a step is called, what it runs and
  * how it is shown. The workflows build their activity proxies and step records from it (workflows/up.ts, down.ts,
  * saga.ts), the dry-run prints its titles (runtime/steps/index.ts stepScripts), the CLI's progress printer its
- * notes (cli/progress.ts), and docs/ARCHITECTURE.md's step table is checked against it (test/unit/step-catalog).
+ * notes (cli/deploy-client/follow-run.ts), and docs/ARCHITECTURE.md's step table is checked against it (test/unit/step-catalog).
  *
  * Why one table and not one module per step: the workflow bundle may take code only from deterministic, import-free
  * modules (eslint.config.js), while a step's inputs and record parsing need Node (base64, sha256) and live on the

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { capRaw } from '../../activities/raw.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { rawOf } from '../../cli/progress.js';
+import { rawOf } from '../../cli/deploy-client/follow-run.js';
 import { ProgressPrinter } from '../../cli/progress-printer.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';

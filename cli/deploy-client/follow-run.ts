@@ -6,10 +6,10 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../runtime/model/index.js';
-import type { FollowOutcome } from './follow-outcome.js';
-import { noteOf, stepOfActivity, verdictOf } from '../runtime/steps/catalog.js';
-import type { ProgressPrinter } from './progress-printer.js';
+import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../../runtime/model/index.js';
+import type { FollowOutcome } from '../follow-outcome.js';
+import { noteOf, stepOfActivity, verdictOf } from '../../runtime/steps/catalog.js';
+import type { ProgressPrinter } from '../progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
 interface Payload { data?: Uint8Array | null; metadata?: Record<string, Uint8Array> | null }
