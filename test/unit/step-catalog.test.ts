@@ -9,11 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf } from '../../runtime/steps/catalog.js';
 import type { StepDef } from '../../runtime/steps/catalog.js';
-<<<<<<< HEAD
 import { stepNote, stepVerdict } from '../../cli/deploy-client/follow-run.js';
-=======
-import { stepNote } from '../../cli/deploy-client/follow-run.js';
->>>>>>> 4192509 (The follower is one room: cli/progress.ts (history poll, step lines from the catalog) moves to cli/deploy-client/follow-run.ts beside follow.ts, which no longer calls back into cli/; docs/ARCHITECTURE.md walks one up file by file (50 stops, 22 returns at file grain) and says which returns are the shape of a durable deploy)
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS], ['rollback', ROLLBACK_STEPS]];
