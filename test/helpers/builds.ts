@@ -44,7 +44,13 @@ export class Builds {
   private bundle(name: string): string {
     if (name === 'A') return WORKFLOW_BUNDLE_PATH;
     const file = path.join(this.dir, `workflow-bundle-${name}.js`);
-    writeFileSync(file, `${readFileSync(WORKFLOW_BUNDLE_PATH, 'utf8')}\n// upgrade test: build ${name}\n`);
+    // The comment goes before the inline source map: the SDK decodes everything after its `base64,` as the map, and
+    // a comment appended at the end decodes to junk after the JSON whenever the map's base64 has no `=` padding
+    // (so the test failed or passed with the bundle's length mod 3).
+    const code = readFileSync(WORKFLOW_BUNDLE_PATH, 'utf8');
+    const map = code.lastIndexOf('//# sourceMappingURL=');
+    assert.ok(map > 0, 'the workflow bundle has an inline source map');
+    writeFileSync(file, `${code.slice(0, map)}// upgrade test: build ${name}\n${code.slice(map)}`);
     return file;
   }
 
@@ -53,8 +59,17 @@ export class Builds {
     const lines: string[] = [];
     const log = (m: string): void => void lines.push(m);
     const standIn = spawn('sleep', ['3600'], { stdio: 'ignore' });
+    // Never what keeps the test file alive: a worker that failed to start left a ref'd `sleep 3600` behind, and
+    // the file then hung for an hour after its failure.
+    standIn.unref();
     const identity = `${standIn.pid ?? 0}@${os.hostname()}`;
-    const w = await this.rig.worker({ bundlePath: this.bundle(build), identity, logger: { info: log, warn: log } });
+    let w: Awaited<ReturnType<Rig["worker"]>>;
+    try {
+      w = await this.rig.worker({ bundlePath: this.bundle(build), identity, logger: { info: log, warn: log } });
+    } catch (e) {
+      standIn.kill('SIGKILL');
+      throw e;
+    }
     const running = w.run();
     const r: BuildWorker = {
       w, identity, buildId: w.version.buildId, lines,
