@@ -1,0 +1,75 @@
+/**
+ * What every command registration shares: the option validators commander calls while parsing, the readers that
+ * take a parsed flag by its kind (so no flag is cast to a type it may not have), the global options, and the shape
+ * of one registration (cli/program.ts lists them in help order).
+ */
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { PulseError } from '../../runtime/errors.js';
+import type { GlobalOptions } from '../options.js';
+
+export function positiveNumber(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number, got "${v}"`);
+    return n;
+  };
+}
+
+/** `--tail N`: a whole number of lines (0 too), or `all`. */
+export function tailLines(v: string): number | null {
+  if (v === 'all') return null;
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`--tail must be a whole number of lines or "all", got "${v}"`);
+  return Number(v);
+}
+
+/** Commander's parsed options: read each by its kind, so no flag is cast to a type it may not have. */
+export type Flags = Record<string, unknown>;
+export function str(o: Flags, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === 'string' ? v : undefined;
+}
+export function num(o: Flags, key: string): number | undefined {
+  const v = o[key];
+  return typeof v === 'number' ? v : undefined;
+}
+export const flag = (o: Flags, key: string): boolean => o[key] === true;
+/**
+ * A required option. Not commander's requiredOption: that check runs before the unknown-option check, so `--nod`
+ * would get "required option" instead of commander's did-you-mean `--node`.
+ */
+export function required(o: Flags, key: string, cmd: Command): string {
+  const v = str(o, key);
+  if (v === undefined) {
+    const names: string[] = [];
+    for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+    throw new PulseError('usage', `--${key} is required`, { hint: `see: pulse ${names.join(' ')} --help` });
+  }
+  return v;
+}
+
+/** The root's options (--nodes, --temporal, --temporal-ui, with their environment fallbacks) and the output flags. */
+export function globals(cmd: Command): GlobalOptions {
+  const o: Flags = cmd.optsWithGlobals();
+  return {
+    nodes: str(o, 'nodes') ?? process.env['PULSE_NODES'],
+    temporal: str(o, 'temporal') ?? process.env['TEMPORAL_ADDRESS'],
+    temporalUi: str(o, 'temporalUi') ?? process.env['PULSE_TEMPORAL_UI'],
+    verbose: flag(o, 'verbose'),
+    json: flag(o, 'json'),
+    quiet: flag(o, 'quiet'),
+  };
+}
+
+/** A command module: run(opts) returns the exit code (errors are thrown as PulseError, main prints them). */
+export interface CommandModule<T> {
+  run(opts: T): Promise<number>;
+}
+/** Loads the command's module only when it runs (local-only commands never load the Temporal SDK or ssh2). */
+export type RunLazy = <T>(load: () => Promise<CommandModule<T>>, opts: T) => Promise<void>;
+
+/**
+ * One command: adds itself (its options, its flags → options mapping, its lazy module) under `parent`. `root` is the
+ * whole table (completion generates from it).
+ */
+export type Registration = (parent: Command, run: RunLazy, root: Command) => void;

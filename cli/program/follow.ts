@@ -1,0 +1,30 @@
+/** The verbs on the deploy that holds a node: `pulse model watch` and `cancel`. */
+import type { Command } from 'commander';
+import type * as O from '../options.js';
+import { flag, globals, required } from './flags.js';
+import type { Flags, Registration } from './flags.js';
+
+export const watch: Registration = (model, run) => {
+  model
+    .command('watch')
+    .description('Follow the deploy that holds the node.')
+    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
+    .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node', cmd) };
+      await run(() => import('../commands/watch.js'), opts);
+    });
+};
+
+export const cancel: Registration = (model, run) => {
+  model
+    .command('cancel')
+    .description('Cancel the deploy that holds the node; it then marks the node failed. A protected node needs --yes.')
+    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes') };
+      await run(() => import('../commands/cancel.js'), opts);
+    });
+};

@@ -1,0 +1,52 @@
+/** The top-level verbs beside `model`: the long-running `pulse worker` and `pulse tunnel`, and `pulse completion`. */
+import { Option } from 'commander';
+import type { Command } from 'commander';
+import type * as O from '../options.js';
+import type { WorkerRunOptions } from '../commands/worker.js';
+import type { TunnelOptions } from '../commands/tunnel.js';
+import { flag, globals, num, positiveNumber, str } from './flags.js';
+import type { Flags, Registration } from './flags.js';
+
+export const worker: Registration = (program, run) => {
+  program
+    .command('worker')
+    .description('Run the pulse Temporal worker (until SIGTERM/SIGINT).')
+    .addOption(new Option('--task-queue <name>', 'task queue (default: pulse-deploy)'))
+    .addOption(new Option('--no-gateway', 'do not poll pulse-gateway: for controller hosts that do not hold the gateway file and node state'))
+    .addOption(new Option('--metrics <host:port>', 'serve Prometheus metrics on GET /metrics (env PULSE_METRICS_ADDRESS; default off)'))
+    // What up/down/watch start beside the embedded server (cli/background-worker.ts); not for operators.
+    .addOption(new Option('--background', 'serve the running embedded server until it stops or PULSE_WORKER_IDLE_S idle seconds').hideHelp())
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: WorkerRunOptions = {
+        ...globals(cmd),
+        taskQueue: str(o, 'taskQueue'),
+        gateway: o['gateway'] !== false,
+        metrics: str(o, 'metrics'),
+        background: flag(o, 'background'),
+      };
+      await run(() => import('../commands/worker.js'), opts);
+    });
+};
+
+export const tunnel: Registration = (program, run) => {
+  program
+    .command('tunnel')
+    .description('On the gateway host: keep an ssh tunnel to each node with gatewayTunnel, and its endpoint in the gateway backend file (until SIGTERM/SIGINT).')
+    .option('--probe-interval-s <n>', 'how often GET /health goes through each tunnel (default 5)', positiveNumber('--probe-interval-s'))
+    .action(async (o: Flags, cmd: Command) => {
+      const opts: TunnelOptions = { ...globals(cmd), probeIntervalS: num(o, 'probeIntervalS') };
+      await run(() => import('../commands/tunnel.js'), opts);
+    });
+};
+
+export const completion: Registration = (program, run, root) => {
+  program
+    .command('completion')
+    .description('Print the shell completion script (bash or zsh), generated from this command table.')
+    .argument('[shell]', 'bash or zsh')
+    .addOption(new Option('--list <what>', 'the names the scripts complete: profiles or nodes').hideHelp())
+    .action(async (shell: string | undefined, o: Flags, cmd: Command) => {
+      const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), root };
+      await run(() => import('../commands/completion.js'), opts);
+    });
+};
