@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
-import { mkdir, readFile, writeFile, rename, open, rm } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../runtime/errors.js';
-import { pidAlive } from '../runtime/pid.js';
+import { pidAlive, tryPidLock } from '../runtime/pid.js';
 import { stopBackgroundWorker } from './background-worker.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
@@ -206,25 +206,14 @@ async function logTail(logFile: string): Promise<string> {
   }
 }
 
-/** An exclusive lock file holding our pid; a lock whose holder died is taken over. */
+/** The start lock (a pid lock file): waits for another pulse that is starting the server, up to the start timeout. */
 async function takeLock(lockFile: string, stateDir: string): Promise<() => Promise<void>> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
-    try {
-      const fh = await open(lockFile, 'wx', 0o600);
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return () => rm(lockFile, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    const holder = Number(await readFile(lockFile, 'utf8').catch(() => ''));
-    if (!Number.isInteger(holder) || holder <= 0 || !pidAlive(holder)) {
-      await rm(lockFile, { force: true });
-      continue;
-    }
+    const got = await tryPidLock(lockFile);
+    if ('release' in got) return got.release;
     if (Date.now() > deadline) {
-      throw new PulseError('temporal', `another pulse (pid ${holder}) is still starting the embedded Temporal server`, {
+      throw new PulseError('temporal', `another pulse${got.holder ? ` (pid ${got.holder})` : ''} is still starting the embedded Temporal server`, {
         hint: `remove ${lockFile} if that process is stuck`,
       });
     }

@@ -3,9 +3,9 @@
  * beside the server when it runs this build for this server, else start one, and wait until it polls; the CLI then
  * only follows. Under a lock in the server's folder, so two CLIs starting at once start one worker.
  */
-import { open, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive, tryPidLock } from '../../runtime/pid.js';
 import { liveBackgroundWorker, spawnBackgroundWorker, workerIdleS, type BackgroundWorkerInfo } from '../background-worker.js';
 import { stateDir, type PulseTemporal } from '../temporal.js';
 import { queuesServed } from './presence.js';
@@ -16,19 +16,13 @@ export type BackgroundStart = { pid: number; reused: boolean; logFile: string; i
 
 const START_WAIT_MS = 60_000; // a loaded 2-core machine takes seconds to load node, the SDK and the bundle
 
+/** The start lock; a holder still at it after the start wait is taken over (it is stuck, or gone without a trace). */
 async function lock(file: string): Promise<() => Promise<void>> {
   const deadline = Date.now() + START_WAIT_MS;
   for (;;) {
-    try {
-      const fh = await open(file, 'wx', 0o600);
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return () => rm(file, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    const holder = Number(await readFile(file, 'utf8').catch(() => ''));
-    if (!Number.isInteger(holder) || holder <= 0 || !pidAlive(holder) || Date.now() > deadline) await rm(file, { force: true });
+    const got = await tryPidLock(file);
+    if ('release' in got) return got.release;
+    if (Date.now() > deadline) await rm(file, { force: true });
     else await new Promise((r) => setTimeout(r, 200));
   }
 }
