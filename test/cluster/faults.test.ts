@@ -82,12 +82,19 @@ async function deployWith(fault: string, node: string, at: string, inject: () =>
   await liveWorker();
   const b = snapshot(stack, node);
   const profile = rows.length % 2 ? 'datagen' : 'best';
+  // The simulated server holds its listen until the fault is over, however long the fault takes on a loaded machine
+  // (a fixed ready delay raced a slow PostgreSQL restart in CI: the deploy could end before the check below).
+  stack.sim.node(node).setControl({ holdReady: true });
   const run = startCli(['model', 'up', profile, '--node', node, '--restart'], stack.env);
   const handle = stack.client.workflow.getHandle(workflowIdFor(node));
-  await waitUntil(`${at} of the deploy on ${node}`, () => pending(handle, at));
-  await inject();
-  // The fault landed mid-deploy: the workflow is still open once the cluster is whole again.
-  assert.equal((await handle.describe()).status.name, 'RUNNING', `${fault}: the deploy ended before the fault`);
+  try {
+    await waitUntil(`${at} of the deploy on ${node}`, () => pending(handle, at));
+    await inject();
+    // The fault landed mid-deploy: the workflow is still open once the cluster is whole again.
+    assert.equal((await handle.describe()).status.name, 'RUNNING', `${fault}: the deploy ended before the fault`);
+  } finally {
+    stack.sim.node(node).setControl({ holdReady: false });
+  }
   let timer: NodeJS.Timeout | undefined;
   const out = await Promise.race([stack.outcome(handle), new Promise<'stuck'>((r) => (timer = setTimeout(() => r('stuck'), STUCK_MS)))]);
   clearTimeout(timer);
@@ -140,7 +147,7 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
   });
 
   it('the Temporal server restarted during readiness (database kept): the deploy resumes, one start.sh', async () => {
-    stack.sim.node('spark2').setReadyDelay(8000);
+    stack.sim.node('spark2').setReadyDelay(2000);
     const r = await deployWith('server restart mid-readiness', 'spark2', 'pollReadiness', async () => {
       await stopServers();
       await sleep(1000);
@@ -152,7 +159,7 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
   });
 
   it('PostgreSQL restarted mid-deploy: the server reconnects and the deploy ends cleanly', async () => {
-    stack.sim.node('spark3').setReadyDelay(6000);
+    stack.sim.node('spark3').setReadyDelay(2000);
     const r = await deployWith('PostgreSQL restart mid-deploy', 'spark3', 'pollReadiness', async () => {
       await pg.stop();
       await sleep(2000);
@@ -169,7 +176,7 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
     await waitForNamespace(address, 'default', {}, dead);
     // The worker reconnects to the new frontend by itself; a fresh one if it gave up meanwhile.
     await liveWorker();
-    stack.sim.node('spark4').setReadyDelay(6000);
+    stack.sim.node('spark4').setReadyDelay(2000);
     const history = servers[1] as TemporalProcess;
     const r = await deployWith('history process SIGKILL mid-deploy (4 processes)', 'spark4', 'pollReadiness', async () => {
       await history.kill();

@@ -46,6 +46,8 @@ export interface NodeControl {
   removeDelayMs: number;
   /** The next N removals fail ("device or resource busy") and leave the container `dead`, as moby's do. */
   removeFailures: number;
+  /** A test's hold: the next started server loads, then waits to listen until this is false again (read live). */
+  holdReady: boolean;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -58,6 +60,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   vllmRelease: CURRENT_RELEASE,
   reasoningParser: null,
   imageApiKey: null,
+  holdReady: false,
   removeDelayMs: 0,
   removeFailures: 0,
 };

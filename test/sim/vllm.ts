@@ -158,6 +158,7 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   }
   await logGraphs(log, traits, delay);
   await sleep(delay * 0.03);
+  while (readControl(stateDir).holdReady) await sleep(50); // a test holds the listen until its fault is over
   await serve(args, control, maxLen);
 }
 
