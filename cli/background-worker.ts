@@ -2,7 +2,7 @@
  * The background worker of the embedded default: a `pulse worker --background` process that a CLI starts beside
  * the embedded Temporal server when no worker polls, so a deploy never depends on the terminal that started it
  * (Ctrl-C, `--detach`, a closed terminal). Its own session (no controlling terminal, so no SIGHUP), its output in
- * $PULSE_STATE_DIR/logs/worker.log, its pid and build in `<state>/temporal/worker.json` beside server.json. It exits
+ * $PULSE_STATE_DIR/logs/worker.log, its pid, build and settings in `<state>/temporal/worker.json` beside server.json. It exits
  * by itself after PULSE_WORKER_IDLE_S seconds with no deploy open, and as soon as its server is gone
  * (cli/deploy-client/worker-lifetime.ts); stopEmbeddedServer stops it first. No Temporal SDK here.
  */
@@ -12,7 +12,54 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../runtime/errors.js';
+import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
 import { pidAlive } from '../runtime/pid.js';
+
+/**
+ * The settings the worker's authority reads (worker/deps.ts: nodes.json and profiles; the state dir it writes; the
+ * ssh config that names each node's host), as absolute paths, and the node lock's lease it applies; never a secret.
+ * A CLI whose settings differ does not share this worker (cli/deploy-client/background.ts): the worker would refuse
+ * its plans, or run them with another lease than the command asked for.
+ */
+export interface WorkerSettings {
+  nodes: string;
+  profilesDir: string;
+  stateDir: string;
+  sshConfig: string | null;
+  /** PULSE_LOCK_LEASE_S as given (the worker checks it); null: the default. */
+  lockLeaseS: string | null;
+}
+
+/** How a setting is named to the operator. */
+const SETTING_NAMES: Record<keyof WorkerSettings, string> = {
+  nodes: 'nodes.json (--nodes or PULSE_NODES)',
+  profilesDir: 'PULSE_PROFILES_DIR',
+  stateDir: 'PULSE_STATE_DIR',
+  sshConfig: 'PULSE_SSH_CONFIG',
+  lockLeaseS: 'PULSE_LOCK_LEASE_S',
+};
+
+/** This process's worker settings: `nodes` is the command's --nodes, `stateDir` the resolved state dir. */
+export function workerSettings(nodes: string | undefined, stateDir: string, env: NodeJS.ProcessEnv = process.env): WorkerSettings {
+  const ssh = env['PULSE_SSH_CONFIG'];
+  const lease = env['PULSE_LOCK_LEASE_S'];
+  return {
+    nodes: path.resolve(resolveNodesPath(nodes, env)),
+    profilesDir: profilesDir(env),
+    stateDir: path.resolve(stateDir),
+    sshConfig: ssh ? path.resolve(ssh) : null,
+    lockLeaseS: lease ? lease : null,
+  };
+}
+
+/** One line per setting where the worker's record differs from `ours` (a record without settings: all of them). */
+export function settingsDiff(recorded: Partial<WorkerSettings> | undefined, ours: WorkerSettings): string[] {
+  const keys = Object.keys(SETTING_NAMES) as (keyof WorkerSettings)[];
+  const shown = (v: string | null | undefined): string => (v === undefined ? 'not recorded' : v ?? 'unset');
+  return keys
+    .filter((k) => recorded?.[k] !== ours[k])
+    .map((k) => `${SETTING_NAMES[k]}: the worker's ${shown(recorded?.[k])}, this command's ${shown(ours[k])}`);
+}
 
 /** What worker.json records about the background worker. */
 export interface BackgroundWorkerInfo {
@@ -21,7 +68,8 @@ export interface BackgroundWorkerInfo {
   buildId: string;
   /** The embedded server it serves: it exits when that pid is gone. */
   serverPid: number;
-  nodesPath: string;
+  /** What its authority reads; absent in the record of a worker from before settings were recorded. */
+  settings?: WorkerSettings;
   logFile: string;
   startedAt: string;
 }
@@ -73,8 +121,7 @@ function cliEntry(): string {
 }
 
 export interface SpawnRequest {
-  stateDir: string;
-  nodesPath: string;
+  settings: WorkerSettings;
   logFile: string;
   buildId: string;
   serverPid: number;
@@ -86,16 +133,23 @@ export interface SpawnRequest {
 export async function spawnBackgroundWorker(r: SpawnRequest): Promise<{ info: BackgroundWorkerInfo; exited: () => boolean }> {
   mkdirSync(path.dirname(r.logFile), { recursive: true, mode: 0o700 });
   const fd = openSync(r.logFile, 'a', 0o600);
-  const args = [cliEntry(), 'worker', '--background', '--nodes', path.resolve(r.nodesPath), ...(r.gateway ? [] : ['--no-gateway'])];
+  const s = r.settings;
+  const args = [cliEntry(), 'worker', '--background', '--nodes', s.nodes, ...(r.gateway ? [] : ['--no-gateway'])];
+  // Exactly the recorded settings, whatever the cwd: the record says what this worker's authority reads.
+  const env: NodeJS.ProcessEnv = { ...process.env, PULSE_STATE_DIR: s.stateDir, PULSE_PROFILES_DIR: s.profilesDir };
+  for (const [key, v] of [['PULSE_SSH_CONFIG', s.sshConfig], ['PULSE_LOCK_LEASE_S', s.lockLeaseS]] as const) {
+    if (v === null) delete env[key];
+    else env[key] = v;
+  }
   // detached: setsid(), so neither Ctrl-C (SIGINT to the terminal's process group) nor a closed terminal (SIGHUP) reach it.
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, PULSE_STATE_DIR: r.stateDir } });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   child.unref();
   if (child.pid === undefined) throw new PulseError('internal', 'could not start the background pulse worker', { hint: `see ${r.logFile}` });
   let exited = false;
   child.once('exit', () => (exited = true));
-  const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, nodesPath: path.resolve(r.nodesPath), logFile: r.logFile, startedAt: new Date().toISOString() };
-  const file = workerInfoFile(r.stateDir);
+  const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, settings: s, logFile: r.logFile, startedAt: new Date().toISOString() };
+  const file = workerInfoFile(s.stateDir);
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);

@@ -4,7 +4,7 @@
  * side is cli/deploy-client; the exit code of an outcome comes from the failure table.
  */
 import type { DownPlan, RollbackRequest, UpPlan } from '../runtime/model/index.js';
-import { followDeploy, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
+import { followDeploy, matchBackgroundWorker, startDeploy, workerPolls, type DeployRef } from './deploy-client/index.js';
 import { workerLogPath } from './deploy-client/worker-log.js';
 import { backgroundPid, detachedWorker, detachLines, detachWayOut } from './detach-view.js';
 import { exitCodeOf } from './exit-codes.js';
@@ -75,6 +75,8 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
 
 /** Starts the deploy of a plan, then follows it, or (--detach) says how to follow it. */
 export async function startAndShow(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, what: string, show: ShowRequest & { detach: boolean }): Promise<number> {
+  const replaced = await matchBackgroundWorker(t, show.nodes); // before the start: a refusal starts nothing
+  if (replaced && !show.quiet) (show.json ? process.stderr : process.stdout).write(`${replaced}\n`);
   const started = await startDeploy(t, plan, what, show.verbose);
   if (!show.detach) return followAndShow(t, started, show);
   const link = uiLink(t.target, started.workflowId, started.runId);

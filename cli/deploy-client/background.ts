@@ -6,9 +6,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pidAlive, tryPidLock } from '../../runtime/pid.js';
-import { liveBackgroundWorker, spawnBackgroundWorker, workerIdleS, type BackgroundWorkerInfo } from '../background-worker.js';
+import { PulseError } from '../../runtime/errors.js';
+import { liveBackgroundWorker, settingsDiff, spawnBackgroundWorker, stopBackgroundWorker, workerIdleS, workerSettings, type BackgroundWorkerInfo } from '../background-worker.js';
 import { stateDir, type PulseTemporal } from '../temporal.js';
-import { queuesServed } from './presence.js';
+import { openDeployNodes, queuesServed } from './presence.js';
 import { workerLogPath } from './worker-log.js';
 
 /** A background worker that polls, or why none could be had. */
@@ -59,16 +60,48 @@ export async function ensureBackgroundWorker(t: PulseTemporal, o: { nodes?: stri
   }
   const dir = stateDir();
   const { currentBuildId } = await import('../../worker/versioning.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
   const buildId = currentBuildId();
   const release = await lock(path.join(dir, 'temporal', 'worker.lock'));
   try {
     const known = await liveBackgroundWorker(dir);
+    // Reused whatever its settings: a command that starts a deploy has matched them first (matchBackgroundWorker),
+    // and a follower (watch) follows a deploy that was started for this worker's settings.
     const reuse = known && known.buildId === buildId && known.serverPid === server.pid ? known : null;
-    const started = reuse ? null : await spawnBackgroundWorker({ stateDir: dir, nodesPath: resolveNodesPath(o.nodes), logFile: workerLogPath(dir), buildId, serverPid: server.pid, gateway: o.gateway });
+    const started = reuse ? null : await spawnBackgroundWorker({ settings: workerSettings(o.nodes, dir), logFile: workerLogPath(dir), buildId, serverPid: server.pid, gateway: o.gateway });
     const info = reuse ?? started!.info;
     const why = await untilPolling(t, info, o.gateway, started ? started.exited : () => false);
     return why ? { failed: `${why} (log: ${info.logFile})` } : { pid: info.pid, reused: reuse !== null, logFile: info.logFile, idleS };
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * Before a deploy starts beside the embedded server: the background worker must read the files this command read,
+ * or it refuses the plan. One with other settings (worker.json) is stopped when no deploy is open, so the follow
+ * starts one with this command's (the line returned says so); while a deploy is open it is refused, naming each
+ * differing setting. Null: nothing to say (no such worker, or the same settings).
+ */
+export async function matchBackgroundWorker(t: PulseTemporal, nodes: string | undefined): Promise<string | null> {
+  const server = t.target.embedded;
+  if (!server) return null;
+  const dir = stateDir();
+  const release = await lock(path.join(dir, 'temporal', 'worker.lock'));
+  try {
+    const known = await liveBackgroundWorker(dir);
+    if (!known || known.serverPid !== server.pid) return null;
+    const differ = settingsDiff(known.settings, workerSettings(nodes, dir));
+    if (differ.length === 0) return null;
+    const open = await openDeployNodes(t).catch(() => null); // cannot tell: busy
+    if (open === null || open.length > 0) {
+      const which = open?.length ? ` (on ${open.join(', ')})` : '';
+      const watch = open?.length === 1 ? `pulse model watch --node ${open[0]}` : 'pulse model watch --node <node>';
+      throw new PulseError('refused', `the background pulse worker (pid ${known.pid}) runs a deploy${which} and has other settings than this command, so it would refuse this plan: ${differ.join('; ')}`, {
+        hint: `wait until that deploy ends (follow it: ${watch}), then run this command again: an idle worker is replaced by one with this command's settings`,
+      });
+    }
+    await stopBackgroundWorker(dir);
+    return `the background pulse worker (pid ${known.pid}) had other settings (${differ.join('; ')}) and no deploy open: stopped it, so a worker with this command's settings runs the deploy`;
   } finally {
     await release();
   }

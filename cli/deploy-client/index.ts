@@ -6,6 +6,6 @@
 export { cancelDeploy, latestDeploy, runningDeploy, startDeploy, stateDiskFull, type DeployRef } from './deploys.js';
 export { followDeploy, type Followed, type FollowOptions, type WorkerRole } from './follow.js';
 export { ensureWorker, WorkerKeeper, type LocalWorker } from './local-worker.js';
-export { ensureBackgroundWorker, type BackgroundStart } from './background.js';
+export { ensureBackgroundWorker, matchBackgroundWorker, type BackgroundStart } from './background.js';
 export { openDeploys, pollerAlive, queuesServed, unservedDeploy, workerPolls } from './presence.js';
 export { pinnedBuildNote, unservedPinnedBuild } from './pinned-build.js';

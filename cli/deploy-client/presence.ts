@@ -3,7 +3,7 @@
  * keeps a dead poller listed for minutes, so liveness is judged here (pid on this host, last poll elsewhere).
  */
 import { buildPolls, pollerAlive, type PollerLike } from '../../runtime/pollers.js';
-import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
+import { GATEWAY_TASK_QUEUE, SA_NODE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from '../temporal.js';
 
 export { pollerAlive };
@@ -34,6 +34,20 @@ export async function openDeploys(t: PulseTemporal, except?: string): Promise<nu
   const not = except ? ` AND WorkflowId != '${except.replace(/'/g, '')}'` : '';
   const r = await t.client.workflow.count(`TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'${not}`);
   return r.count;
+}
+
+/**
+ * The nodes of the open pulse deploys, at most `limit`: visibility lists them, and each is described (visibility may
+ * still list one that just closed) and named by its PulseNode search attribute, else its workflow ID.
+ */
+export async function openDeployNodes(t: PulseTemporal, limit = 5): Promise<string[]> {
+  const nodes = new Set<string>();
+  for await (const w of t.client.workflow.list({ query: `TaskQueue = '${TASK_QUEUE}' AND ExecutionStatus = 'Running'` })) {
+    const d = await t.client.workflow.getHandle(w.workflowId, w.runId).describe();
+    if (d.status.name === 'RUNNING') nodes.add(d.typedSearchAttributes.get(SA_NODE) ?? w.workflowId);
+    if (nodes.size >= limit) break;
+  }
+  return [...nodes];
 }
 
 export const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED

@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { stopBackgroundWorker } from '../../cli/background-worker.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
@@ -97,10 +96,9 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
 });
 
 test('a killed deploy: its lock goes stale after the lease, a new deploy proceeds; the old one, resumed, fails untouched', async () => {
-  // The lease is the worker's setting, and a background worker keeps the environment it started with: A's must start
-  // anew with it. 12 s: B's refused up below may have to start B's background worker first on a loaded machine.
+  // The lease is the worker's setting: A's idle background worker, started without it, is replaced by one with it
+  // (docs/DEPLOYS.md). 12 s: B's refused up below may have to start B's background worker first on a loaded machine.
   const lease = { PULSE_LOCK_LEASE_S: '12' };
-  await stopBackgroundWorker(envA['PULSE_STATE_DIR'] ?? '');
   sim.node('simB').setReadyDelay(60_000);
   const run = startCli(['model', 'up', 'datagen', '--node', 'simB', '--restart'], { ...envA, ...lease });
   await waitForOutput(run, /→ 7\/9 readiness on simB/);

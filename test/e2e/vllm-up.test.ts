@@ -9,7 +9,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopBackgroundWorker } from '../../cli/background-worker.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
@@ -64,9 +63,6 @@ test('MAX_MODEL_LEN=512K: vLLM reads 524288, and verify expects it (a server wit
   const best = await readFile(path.join(profiles, 'best.env'), 'utf8');
   await writeFile(path.join(profiles, 'best.env'), best.replace('MAX_MODEL_LEN=524288', 'MAX_MODEL_LEN=512K'));
   const e = { ...env, PULSE_PROFILES_DIR: profiles };
-  // The background worker of the earlier tests reads the shipped profiles: it is the authority and would refuse a
-  // plan made from these. Stop it, as docs/DEPLOYS.md tells an operator who changes the worker's settings.
-  await stopBackgroundWorker(stateDir());
   sim!.node('simA').setControl({ vllmRelease: '0.33.0', imageApiKey: null });
   const ok = await runCli(['model', 'up', 'best', '--node', 'simA', '--restart'], e);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
