@@ -15,7 +15,7 @@ export interface NodeAccess {
 /** The typed step functions of runtime/steps (the real module in production). */
 export type StepFunctions = Pick<
   typeof Steps,
-  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'verifyServer' | 'nodeLock'
+  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'followServerLog' | 'verifyServer' | 'nodeLock'
 >;
 
 /** Node state and gateway fragment (runtime/state.ts in production). */
@@ -46,12 +46,19 @@ export interface ActivityDeps {
   logger: ActivityLogger;
   /** Time between two probes of a wait (default 1000 ms: readiness must be noticed within about a second). */
   pollIntervalMs?: number;
+  /**
+   * Readiness: time between two periodic probes, the fallback of the followed log's startup line (default 3 ×
+   * pollIntervalMs). A test sets it long to show the line alone ends the wait.
+   */
+  readinessProbeMs?: number;
   /** Sleep between probes (default: the activity's cancellation-aware sleep; the time-skipping tests skip time). */
   sleep?: (ms: number) => Promise<void>;
   /** The node lock's lease in seconds (default LOCK_LEASE_S, 120; $PULSE_LOCK_LEASE_S for the worker). */
   lockLeaseS?: number;
   /** The controller host a lock names (default os.hostname()). */
   controllerHost?: string;
+  /** Aborted when the worker begins a graceful shutdown: the waits hand themselves back at once (activities/wait.ts). */
+  stopping?: AbortSignal;
   /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
   heartbeatEveryMs?: number;
 }

@@ -4,6 +4,9 @@
  * Readiness must be noticed within about a second, and a retry policy with a 1 s interval over a 30-minute wait
  * would write thousands of attempts' worth of failures and events; a heartbeating activity writes three history
  * events whatever the wait lasts, and its heartbeat carries live progress (WaitProgress) for the CLI and the UI.
+ * Readiness does not wait for its next probe to notice the server: it follows the server's log (a WaitWatch,
+ * activities/log-watch.ts) and probes at once on uvicorn's startup line or the container's end, with a slower
+ * periodic probe (ActivityDeps.readinessProbeMs) as the fallback for a build that never logs the line.
  *
  * Crash-resume: the heartbeat details are a checkpoint (attempt count, and the time the wait has run so far).
  * When a worker dies, Temporal notices the missing heartbeat and retries the activity elsewhere; the new attempt
@@ -35,6 +38,20 @@ const NOT_REACHED: Record<WaitProgress['step'], string> = {
 
 /** Even after a probe slower than the interval, pause a little so a wait never busy-loops against a node. */
 const MIN_PAUSE_MS = 100;
+/**
+ * A wait heartbeats at least this often, also while one probe runs long and between the slower probes of a watched
+ * wait: its heartbeat timeout (workflows/options.ts WAIT_HEARTBEAT_TIMEOUT_S) is a few seconds, so a dead worker's
+ * wait moves to another worker within seconds.
+ */
+export const WAIT_BEAT_MS = 1000;
+/**
+ * After a watch's wake whose probe was not yet ready, the next few probes come this soon: uvicorn logs its startup
+ * line just before its socket listens, so the probe right after the line may be refused.
+ */
+const QUICK_MS = 200;
+const QUICK_PROBES = 5;
+/** The failure type of a wait handed back by a worker that shuts down (retryable: never in NON_RETRYABLE_FAILURES). */
+export const HAND_BACK = 'WorkerShutdown';
 
 /** Heartbeat details of a wait: the progress the CLI shows, plus what a retried attempt needs to resume. */
 export interface WaitCheckpoint extends WaitProgress {
@@ -72,6 +89,24 @@ export interface WaitSpec<T> {
    * is lost). Its failure ends the wait; it is not a "not yet".
    */
   guard?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * Readiness: what can end a pause early (activities/log-watch.ts: the server's startup line, the container's end)
+   * and tells the phase between probes. With a watch, `intervalMs` is the slower fallback probe.
+   */
+  watch?: WaitWatch;
+  /**
+   * Aborted when this worker begins a graceful shutdown: the wait hands itself back at once (a retryable failure
+   * after its last checkpoint) instead of holding the shutdown for its grace time, and resumes on another worker.
+   */
+  handBack?: AbortSignal;
+}
+
+/** The part of a LogWatch a wait uses. */
+export interface WaitWatch {
+  ensure(): void;
+  woken(): Promise<void>;
+  take(): Pick<WaitProgress, 'phase' | 'lastLine'>;
+  stop(): void;
 }
 
 function isCheckpoint(v: unknown, step: string): v is WaitProgress & { elapsedMs?: number } {
@@ -94,17 +129,55 @@ export function startCheckpoint(details: unknown, step: WaitProgress['step'], ti
 
 /** Probe until done; a probe that fails in a retryable way (link dropped, not ready) counts as "not yet". */
 export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
+  let release = (): void => undefined;
+  const handBack = spec.handBack;
+  // One listener on the worker's shutdown signal per wait, removed when the wait ends.
+  const handedBack = handBack
+    ? new Promise<void>((resolve) => {
+        if (handBack.aborted) return resolve();
+        const on = (): void => resolve();
+        handBack.addEventListener('abort', on, { once: true });
+        release = () => handBack.removeEventListener('abort', on);
+      })
+    : null;
+  try {
+    return await poll(spec, handedBack);
+  } finally {
+    release();
+    spec.watch?.stop();
+  }
+}
+
+async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Promise<T> {
   const ctx = Context.current();
   const cp = startCheckpoint(ctx.info.heartbeatDetails, spec.step, spec.timeoutS);
   if (spec.estimate) cp.estimate = spec.estimate;
   const before = cp.elapsedMs;
   const t0 = spec.monotonic();
   const elapsed = (): number => before + Math.max(0, spec.monotonic() - t0);
+  const beat = (): void => {
+    const seen = spec.watch?.take();
+    if (seen?.phase) cp.phase = seen.phase;
+    if (seen?.lastLine !== undefined) cp.lastLine = seen.lastLine;
+    cp.elapsedMs = elapsed();
+    cp.elapsedS = Math.round(cp.elapsedMs / 1000);
+    ctx.heartbeat(cp);
+  };
+  let quick = 0;
   for (;;) {
+    handBackIf(spec.handBack, cp);
     cp.attempt += 1;
     const probeStart = spec.monotonic();
-    if (spec.guard) await guardOnce(spec.guard, ctx);
-    const answer = await probeOnce(spec, ctx, cp.memo);
+    spec.watch?.ensure();
+    // A probe may take seconds (curl's own limit is 10 s): the wait goes on heartbeating meanwhile.
+    const ticker = setInterval(beat, WAIT_BEAT_MS);
+    let answer: ProbeAnswer<T | undefined>;
+    try {
+      if (spec.guard) await guardOnce(spec.guard, ctx);
+      answer = await probeOnce(spec, ctx, cp.memo);
+    } finally {
+      clearInterval(ticker);
+    }
     cp.lastAnswer = answer.answer;
     if (answer.phase) cp.phase = answer.phase;
     if (answer.lastLine !== undefined) cp.lastLine = answer.lastLine;
@@ -122,9 +195,38 @@ export async function pollUntil<T>(spec: WaitSpec<T>): Promise<T> {
       });
     }
     // Probes START every intervalMs: a slow probe (ssh round trip, docker inspect) eats into the pause instead of
-    // adding to it, which keeps the detection lag near one interval. ctx.sleep throws CancelledFailure on cancel.
-    const pauseMs = Math.max(MIN_PAUSE_MS, spec.intervalMs - (spec.monotonic() - probeStart));
-    await (spec.sleep ? spec.sleep(pauseMs) : ctx.sleep(pauseMs));
+    // adding to it, which keeps the detection lag near one interval. The last pause ends at the deadline, so a wait
+    // with a slow fallback probe still probes once at its end.
+    const leftMs = spec.timeoutS * 1000 - cp.elapsedMs;
+    const everyMs = quick > 0 ? QUICK_MS : spec.intervalMs;
+    quick = Math.max(0, quick - 1);
+    const pauseMs = Math.max(MIN_PAUSE_MS, Math.min(leftMs, everyMs - (spec.monotonic() - probeStart)));
+    if (await pause(spec, ctx, pauseMs, beat, handedBack)) quick = QUICK_PROBES;
+  }
+}
+
+/** The worker is shutting down: end this attempt now, its checkpoint heartbeated, so another worker resumes it. */
+function handBackIf(signal: AbortSignal | undefined, cp: WaitCheckpoint): void {
+  if (!signal?.aborted) return;
+  Context.current().heartbeat(cp);
+  throw ApplicationFailure.create({ type: HAND_BACK, message: `the worker is shutting down: the ${cp.step} wait goes on on another worker (after ${cp.attempt} probes)`, details: [{ ...cp }] });
+}
+
+/**
+ * Sleep `ms` (ctx.sleep throws CancelledFailure on cancel) in steps of at most WAIT_BEAT_MS, heartbeating between
+ * them; a watch's wake ends it early (true).
+ */
+async function pause<T>(spec: WaitSpec<T>, ctx: Context, ms: number, beat: () => void, handedBack: Promise<void> | null): Promise<boolean> {
+  const end = spec.monotonic() + ms;
+  for (;;) {
+    const left = end - spec.monotonic();
+    if (left <= 0) return false;
+    const slept = spec.sleep ? spec.sleep(Math.min(left, WAIT_BEAT_MS)) : ctx.sleep(Math.min(left, WAIT_BEAT_MS));
+    const wakes: Promise<boolean>[] = [slept.then(() => false)];
+    if (spec.watch) wakes.push(spec.watch.woken().then(() => true));
+    if (handedBack) wakes.push(handedBack.then(() => true));
+    if (await Promise.race(wakes)) return true;
+    if (end - spec.monotonic() > 0) beat();
   }
 }
 

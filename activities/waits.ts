@@ -10,6 +10,7 @@ import type { LockUse, ReadinessHint, UpStepPlan } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
+import { LogWatch } from './log-watch.js';
 import { pollUntil } from './wait.js';
 import { estimateOf } from '../runtime/readiness-eta.js';
 
@@ -21,6 +22,8 @@ function seenOf(memo: unknown): ReadinessSeen | null {
 
 export function waitActivities(deps: ActivityDeps) {
   const interval = deps.pollIntervalMs ?? 1000;
+  // Readiness follows the server's log and probes at once on its startup line: the periodic probe is the fallback.
+  const fallback = deps.readinessProbeMs ?? 3 * interval;
   const { steps } = deps;
   const own = authority(deps.files); // the worker's own plan for the names in the input
   const log = (what: string, node: string): void => {
@@ -37,6 +40,7 @@ export function waitActivities(deps: ActivityDeps) {
       const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
       return pollUntil({
         ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
+        ...(deps.stopping ? { handBack: deps.stopping } : {}),
         step: 'memory',
         timeoutS: plan.memory.timeoutS,
         intervalMs: interval,
@@ -50,18 +54,25 @@ export function waitActivities(deps: ActivityDeps) {
         },
       });
     },
-    /** Step 7: probe /v1/models every second until 200, up to plan.readiness.timeoutS (resumes after a crash). */
+    /**
+     * Step 7: probe /v1/models until 200, up to plan.readiness.timeoutS (resumes after a crash): at once when the
+     * followed log says the server started (or the container ended), else every `fallback` ms.
+     */
     async pollReadiness(input: UpStepPlan, lock?: LockUse, hint?: ReadinessHint): Promise<ReadinessProbe> {
       const plan = own.up(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);
       const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
+      const monotonic = (): number => deps.clock.monotonic();
+      const follow = (onLine: (line: string) => void, signal: AbortSignal): Promise<boolean> => steps.followServerLog(session, plan, onLine, { signal });
       return pollUntil({
         ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
+        ...(deps.stopping ? { handBack: deps.stopping } : {}),
         step: 'readiness',
         ...estimateOf(hint),
         timeoutS: plan.readiness.timeoutS,
-        intervalMs: interval,
+        intervalMs: fallback,
+        watch: new LogWatch(follow, fallback, monotonic, Context.current().cancellationSignal),
         monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         // The first container a probe saw is the memo: a later probe fails fast when it was replaced or restarted.

@@ -42,12 +42,20 @@ const LOGGER = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(
 
 type Rule = [RegExp, (m: RegExpExecArray) => ServerPhase];
 
+/** uvicorn's line once the app's startup ran: the server serves (or is about to, the socket's listen follows it). */
+const STARTUP_COMPLETE = /Application startup complete/;
+
+/** Whether a log line is uvicorn's "Application startup complete." (the readiness wait probes at once on it). */
+export function isStartupComplete(line: string): boolean {
+  return STARTUP_COMPLETE.test(line);
+}
+
 const n = (s: string | undefined): number => Number(s);
 const counted = (id: ServerPhase['id'], what: string) => (m: RegExpExecArray): ServerPhase => ({ id, words: `${what} ${m[2]}/${m[3]}`, done: n(m[2]), total: n(m[3]) });
 
 /** First matching rule of a segment decides it; the order puts the later phase first where two could match. */
 const RULES: Rule[] = [
-  [/Application startup complete/, () => ({ id: 'api-server', words: 'API server up' })],
+  [STARTUP_COMPLETE, () => ({ id: 'api-server', words: 'API server up' })],
   [/Starting vLLM API server|Started server process|Waiting for application startup|Uvicorn running on|init engine \(.*\) took/, () => ({ id: 'api-server', words: 'API server starting' })],
   [/Graph capturing finished/, () => ({ id: 'cuda-graphs', words: 'CUDA graphs captured' })],
   [/Capturing CUDA graph(?:s| shapes)\b[^:]*:\s*(\d+)%\|[^|]*\|\s*(\d+)\/(\d+)/, counted('cuda-graphs', 'CUDA graph capture')],

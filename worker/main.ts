@@ -93,7 +93,9 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
     throw new PulseError('internal', `workflow bundle not found: ${codePath}`, { hint: 'build it: npx tsc && node dist/worker/build-bundle.js' });
   }
   const logger = opts.logger ?? stderrLogger();
-  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, { ...(opts.nodesPath ? { files: fileSource(opts.nodesPath) } : {}), ...opts.deps });
+  // A graceful shutdown hands the waits back at once (they resume elsewhere from their checkpoint); other steps finish.
+  const stopping = new AbortController();
+  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, { stopping: stopping.signal, ...(opts.nodesPath ? { files: fileSource(opts.nodesPath) } : {}), ...opts.deps });
   const taskQueue = opts.taskQueue ?? TASK_QUEUE;
   const gatewayQueue = stateTaskQueue(taskQueue);
   let acts = opts.activities ?? createActivities(real.deps);
@@ -115,7 +117,12 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   const worker = await Worker.create({ ...common, taskQueue, workflowBundle: { codePath }, activities: separate ? parts.node : acts });
   const gateway = separate && opts.gateway !== false ? await Worker.create({ ...common, taskQueue: gatewayQueue, activities: parts.state }) : null;
   const promote = (signal: AbortSignal): Promise<void> => promoteLogged({ namespace: common.namespace, service: opts.connection.workflowService, identity: worker.options.identity, taskQueue, version, signal }, logger);
-  return { worker, gateway, version, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...runTogether(worker, gateway, logger, promote, () => real.close()) };
+  const together = runTogether(worker, gateway, logger, promote, () => real.close());
+  const shutdown = (): void => {
+    stopping.abort();
+    together.shutdown();
+  };
+  return { worker, gateway, version, taskQueues: [worker, gateway].flatMap((w) => (w ? [w.options.taskQueue] : [])), getState: () => worker.getState(), ...together, shutdown };
 }
 
 /** Promote this version (worker/versioning.ts) and say what happened; never fails the worker. */
@@ -236,7 +243,7 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
       logger.info(`metrics on http://${server.address}/metrics`);
     }
     const onSignal = (sig: NodeJS.Signals): void => {
-      logger.info(`${sig} received: finishing running steps (up to ${SHUTDOWN_GRACE_TIME}), then exiting; deploys resume on the next worker`);
+      logger.info(`${sig} received: handing the waits back, finishing running steps (up to ${SHUTDOWN_GRACE_TIME}), then exiting; deploys resume on the next worker`);
       w.shutdown();
     };
     process.once('SIGTERM', onSignal);

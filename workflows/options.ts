@@ -3,7 +3,9 @@
  *
  * - Every node step heartbeats at least every few seconds (activities/heartbeat.ts), so HEARTBEAT_TIMEOUT (30 s)
  *   is how long a SIGKILLed worker goes unnoticed before Temporal retries the step on another worker.
- * - The two waits (memory, readiness) are one long activity each that polls every second; their budget is the
+ * - The two waits (memory, readiness) are one long activity each that heartbeats every second (activities/wait.ts
+ *   WAIT_BEAT_MS), so their heartbeat timeout is WAIT_HEARTBEAT_TIMEOUT_S (5 s) and their first retry comes after
+ *   500 ms: a worker SIGKILLed during a wait has its wait running again elsewhere within ~6 s. Their budget is the
  *   spec's (memTimeoutS, --timeout-s = READY_TIMEOUT_S + readyGraceS) and is enforced by the activity itself as
  *   elapsed monotonic time, carried across retries in heartbeat details (no worker's wall clock is trusted).
  *   startToClose is a per-attempt backstop; scheduleToClose, kept by the Temporal server over all attempts, bounds
@@ -21,6 +23,11 @@ import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
 
 /** A dead worker is noticed within this time (activities heartbeat every ~5 s while a node script runs). */
 export const HEARTBEAT_TIMEOUT_S = 30;
+/**
+ * A dead worker's WAIT is noticed within this time: a wait heartbeats every second (worker maxHeartbeatThrottleInterval
+ * 2 s sends one at least every 2 s), so 5 s leaves a loaded worker 3 s of slack; a heartbeat costs an RPC, no history.
+ */
+export const WAIT_HEARTBEAT_TIMEOUT_S = 5;
 /** Extra time over a wait's spec deadline before Temporal's own startToClose backstop fires. */
 const WAIT_BACKSTOP_S = 120;
 /**
@@ -81,8 +88,10 @@ function readinessWait(summary: string, timeoutS: number): ActivityOptions {
 function waitStep(summary: string, timeoutS: number): ActivityOptions {
   return {
     ...nodeStepOptions(summary, timeoutS + WAIT_BACKSTOP_S),
+    heartbeatTimeout: `${WAIT_HEARTBEAT_TIMEOUT_S}s`,
     scheduleToCloseTimeout: `${timeoutS + WAIT_RESUME_SLACK_S}s`,
-    retry: { ...NODE_RETRY, maximumInterval: '5s', maximumAttempts: 20 },
+    // A crashed attempt resumes from its checkpoint, so its retry need not wait: 0.5 s, 1 s, 2 s, then 5 s apart.
+    retry: { ...NODE_RETRY, initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 20 },
   };
 }
 

@@ -9,6 +9,8 @@
 #   PULSE_LOG_FOLLOW  1: go on with new lines (docker logs -f ends when the container stops; tail -f on Ctrl-C)
 #   PULSE_LOG_PATH    deploy only, optional: the start log the controller's node state names; else the newest
 #                     logs/pulse-up-*.log of the chosen recipe
+#   PULSE_LOG_SEGMENTS  1: one record per `\r`-separated segment of a line (a tqdm bar's updates), so the readiness
+#                     wait's follower reads the latest update as the probe's tail does (runtime/vllm-phase.ts)
 # Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then log-end{exit}.
 # Exit 11 (precondition) when there is no such container or start log.
 [[ $PULSE_LOG_TAIL =~ ^([0-9]+|all)$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--tail: '$PULSE_LOG_TAIL' is not a number"
@@ -26,9 +28,16 @@ done <<<"${PULSE_RECIPES:-}"
 # Each line as one record: JSON-escaped by awk (one process for the whole stream, not one per line); other control
 # characters (a progress bar's carriage returns, colour codes) are dropped, as the printer would drop them anyway.
 as_records() {
-  env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" '{
-    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/[\001-\037\177]/, "")
-    printf "@pulse {\"kind\":\"log\",\"line\":\"%s\"}\n", $0; fflush()
+  env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
+    n = segments == 1 ? split($0, seg, "\r") : 1
+    if (segments != 1) seg[1] = $0
+    for (i = 1; i <= n; i++) {
+      s = seg[i]
+      if (segments == 1 && s == "") continue
+      gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, "\\t", s); gsub(/[\001-\037\177]/, "", s)
+      printf "@pulse {\"kind\":\"log\",\"line\":\"%s\"}\n", s
+    }
+    fflush()
   }'
 }
 

@@ -13,6 +13,7 @@ import {
 export { runPreflight, preflightReport, diffEnv, decideSkip } from './preflight.js';
 export { makeDirs, stopServer, sampleMemory, writeEnv, startServer } from './actions.js';
 export { probeReadiness, verifyServer, parseModels } from './checks.js';
+export { followServerLog } from './follow.js';
 export { deployKey, probeHost } from './inputs.js';
 export { nodeLock, lockOf, LOCK_LEASE_S } from './lock.js';
 export { readBackup, type BackupRead } from './restore.js';

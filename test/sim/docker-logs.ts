@@ -17,8 +17,34 @@ interface LogLine {
   time: string;
 }
 
-/** How often a follow looks for new lines (moby's json-file reader waits on file events; a poll is enough here). */
+/**
+ * A follow reads new lines when the log file changes (moby's json-file reader waits on file events, so a line is
+ * followed within milliseconds) and at least this often (the container's state: a stopped one ends the follow).
+ */
 const FOLLOW_POLL_MS = 100;
+
+/** Resolves on the next change of `file` or after `ms`, whichever comes first. */
+function changeOrAfter(watcher: fs.FSWatcher | null, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(t);
+      watcher?.off('change', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    watcher?.once('change', done);
+  });
+}
+
+function watch(file: string): fs.FSWatcher | null {
+  try {
+    const w = fs.watch(file, { persistent: false });
+    w.on('error', () => undefined);
+    return w;
+  } catch {
+    return null; // not there yet: the poll reads it
+  }
+}
 
 function read(f: string): string {
   try {
@@ -58,13 +84,17 @@ export async function logs(dockerDir: string, args: string[]): Promise<number> {
   if (!follow || !rec.State.Running) return 0;
   let seen = { json: first.json.length, raw: first.raw.length };
   const name = rec.Name.replace(/^\//, '');
+  const watcher = watch(rec.LogPath);
   for (;;) {
-    await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+    await changeOrAfter(watcher, FOLLOW_POLL_MS);
     const now = loadRecord(dockerDir, name, false);
     const parts = now && now.Id === rec.Id ? readParts(now) : { json: [], raw: [] };
     parts.json.slice(seen.json).forEach(write);
     parts.raw.slice(seen.raw).forEach(write);
     seen = { json: Math.max(seen.json, parts.json.length), raw: Math.max(seen.raw, parts.raw.length) };
-    if (!now || now.Id !== rec.Id || !now.State.Running) return 0;
+    if (!now || now.Id !== rec.Id || !now.State.Running) {
+      watcher?.close();
+      return 0;
+    }
   }
 }

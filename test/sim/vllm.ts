@@ -185,15 +185,15 @@ async function serve(args: ServeArgs, control: NodeControl, maxLen: number): Pro
   });
   serving = server;
   // uvicorn runs the app's startup before it listens on the socket vLLM bound (vllm-bind.ts): until then a connect
-  // is refused; listening on it makes the port answer.
+  // is refused; listening on it makes the port answer. Its Server.startup logs the lifespan's lines first, then
+  // create_server listens: `Application startup complete.` comes just BEFORE the port answers, as on a real node.
   log.info('api_server.py:1912', `Starting vLLM API server 0 on http://${args.flags.host ?? '0.0.0.0'}:${args.flags.port ?? 8000}`);
   const fd = Number(process.env.SIM_VLLM_FD ?? NaN);
   const where = Number.isInteger(fd) ? { fd } : { port: Number(args.flags.port ?? 8000), host: args.flags.host ?? '0.0.0.0' };
-  server.listen(where, () => {
-    log.write('stderr', `INFO:     Started server process [${process.pid}]`);
-    log.write('stderr', 'INFO:     Waiting for application startup.');
-    log.write('stderr', 'INFO:     Application startup complete.');
-  });
+  log.write('stderr', `INFO:     Started server process [${process.pid}]`);
+  log.write('stderr', 'INFO:     Waiting for application startup.');
+  log.write('stderr', 'INFO:     Application startup complete.');
+  server.listen(where);
 }
 
 function reply(res: http.ServerResponse, status: number, body: unknown): number {

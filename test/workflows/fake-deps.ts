@@ -37,6 +37,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
     writeEnv: async () => ({ written: true, backupPath: '/srv/qwen38/.env.pulse-bak-x', carriedSecretLines: 0 }),
     startServer: async (_s, plan) => ({ started: true, logPath: `${plan.recipe.dir}/logs/pulse-up-${plan.stamp}.log` }),
     probeReadiness: async () => ({ ready: true, httpStatus: 200, detail: 'ok' }),
+    followServerLog: async () => false, // no log to follow: the readiness wait probes on its period alone
     verifyServer: async () => ({ ok: true, servedModelName: 'qwen38', maxModelLen: 1, kvCacheLine: 'kv', proofs: [], problems: [], warnings: [] }),
     ...over,
   };
@@ -53,6 +54,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
     files: FIXTURE_FILES,
     clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger: { info: () => undefined, warn: () => undefined },
+    readinessProbeMs: 1000, // the probe cadence these tests count with
     ...extra,
   };
   return { deps, mem };
