@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PulseError } from '../../runtime/errors.js';
 import type { NodeSession } from '../../runtime/node/types.js';
 import {
-  makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv,
+  followServerLog, makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv,
 } from '../../runtime/steps/index.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { recording } from './helpers.js';
@@ -71,6 +71,18 @@ export function stepSuite(c: SuiteContext): void {
     assert.ok(node.startShCalls().every((l) => !l.includes('--no-launch')));
     const w = await writeEnv(c.session(), p);
     assert.deepEqual(w, { written: false, backupPath: null, carriedSecretLines: 0 });
+  });
+
+  test(`${c.mode}: the readiness follower streams the container log line by line and ends when the container stops`, async () => {
+    const s = c.session();
+    const p = plan('datagen', { restart: true });
+    await fullUp(s, p, `${c.mode}-deploy-follow`);
+    const lines: string[] = [];
+    const follow = followServerLog(s, p, (l) => lines.push(l));
+    await pollUntil(async () => lines, (ls) => ls.some((l) => l === 'INFO:     Application startup complete.'), 600);
+    assert.ok(lines.every((l) => !l.includes('\r') && !l.startsWith('@pulse')), 'one line per record, tqdm updates split');
+    await stopServer(s, p.recipe);
+    assert.equal(await follow, true, 'docker ends the follow when the container stops');
   });
 
   test(`${c.mode}: same identity skips, except after a .env change, a newer mount file, or --restart`, async () => {
