@@ -1,6 +1,6 @@
 /**
  * Exporting the history of a real run: always to test-output/histories/ (inspection, the secrets check), and to
- * test/histories/ when PULSE_RECORD_HISTORIES=1 (test/engine/record-histories.sh regenerates the replay fixtures).
+ * test/histories/ when PULSE_RECORD_HISTORIES=1 (test/histories/regenerate.sh regenerates the replay fixtures).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
