@@ -54,9 +54,9 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': restrict({ regex: '^(?!\\./)', message: 'runtime/model is the bottom room: it imports nothing outside runtime/model' }) },
   },
   {
-    // The failure table goes into the workflow bundle: it may import nothing (not even a type from elsewhere).
-    files: ['runtime/failures.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['*', '**'], message: 'runtime/failures.ts is pure data: no imports' }] }] },
+    // The failure table and the time format go into the workflow bundle: they may import nothing (not even a type).
+    files: ['runtime/failures.ts', 'runtime/format.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['*', '**'], message: 'bundled into the workflows: no imports' }] }] },
   },
   {
     files: ['workflows/**/*.ts'],
@@ -67,12 +67,13 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code must be deterministic: no Node modules' })),
           patterns: [
             { group: ['ssh2', 'zod', 'commander', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'not in workflow code' },
-            // The values workflows may take from runtime: runtime/failures.ts (the failure table) and runtime/steps/catalog.ts
-            // (the step catalog), both import-free apart from types (their own rules below).
+            // The values workflows may take from runtime: runtime/failures.ts (the failure table), runtime/format.ts (the
+            // time format) and runtime/steps/catalog.ts (the step catalog), all import-free apart from types (their own
+            // rules below).
             {
-              regex: '^\\.\\./(runtime/(?!(failures|steps/catalog)\\.js$)|activities/|cli/|worker/)',
+              regex: '^\\.\\./(runtime/(?!(failures|format|steps/catalog)\\.js$)|activities/|cli/|worker/)',
               allowTypeImports: true,
-              message: 'workflows may import only types from runtime/activities (values: only runtime/failures.js and runtime/steps/catalog.js)',
+              message: 'workflows may import only types from runtime/activities (values: only runtime/failures.js, runtime/format.js and runtime/steps/catalog.js)',
             },
             noTests,
           ],

@@ -1,4 +1,8 @@
-/** The one time format (UTC ISO, to the second) and the one duration format of everything pulse prints. */
+/**
+ * The one time format (UTC ISO, to the second) and the one duration format of everything pulse prints and stamps.
+ * The workflow bundle takes this code too (the auto-rollback's render time): it stays import-free and pure (it
+ * formats the time it is given, never reads a clock).
+ */
 
 /** `2026-12-03T07:48:27Z` from an ISO string, a Date or epoch ms; `?` for none or an invalid one. */
 export function utc(t: string | number | Date | null | undefined): string {

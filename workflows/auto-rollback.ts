@@ -6,6 +6,7 @@
  * back in turn. Its publish step marks the node up and enables its endpoint again once verify passed.
  */
 import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
+import { utc } from '../runtime/format.js';
 import { ROLLBACK_STEPS } from '../runtime/steps/catalog.js';
 import { AUTO_ROLLBACK_PATCH, ROLLBACK_WORKFLOW, rollbackChildId, SA_ACTION, SA_NODE } from './definitions.js';
 import { describeError } from './result.js';
@@ -13,11 +14,6 @@ import type { rollbackWorkflow } from './rollback.js';
 import { hasPulseAttributes } from './saga.js';
 import type { UpRun } from './up-steps.js';
 import type { RollbackRequest } from '../runtime/model/index.js';
-
-/** ISO seconds of workflow time (the request's render time: the stamp of the files the rollback writes). */
-function isoNow(): string {
-  return new Date(Date.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** Runs the child and records how it went in run.result (rollback, error, state); never throws. */
 export async function autoRollback(run: UpRun): Promise<void> {
@@ -32,9 +28,10 @@ export async function autoRollback(run: UpRun): Promise<void> {
     result.error = `${why}; rollback failed too: ${result.rollback.error}`;
     return;
   }
+  // renderedAt: workflow time to the second, the stamp of the files the rollback writes.
   const request: RollbackRequest = {
     action: 'rollback', version: 1, node: plan.node, backup, confirmed: plan.confirmed, force: false,
-    renderedAt: isoNow(), undid: `${info.workflowId}/${info.firstExecutionRunId}`, timeoutS: null,
+    renderedAt: utc(Date.now()), undid: `${info.workflowId}/${info.firstExecutionRunId}`, timeoutS: null,
   };
   const workflowId = rollbackChildId(info.workflowId);
   try {

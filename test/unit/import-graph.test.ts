@@ -1,7 +1,7 @@
 /**
  * The rooms on the whole import graph (docs/ARCHITECTURE.md), dynamic import() and type imports included, which
  * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
- * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts nothing at all; runtime imports
+ * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts and runtime/format.ts nothing at all; runtime imports
  * no other room and no Temporal package (ssh2 only in runtime/node/ssh.ts, zod only in runtime/config/); activities
  * import no cli/worker/workflows, the worker no cli; no command imports another; no product code imports the tests.
  * A broken rule fails with the files named.
@@ -49,8 +49,9 @@ test('runtime/model imports nothing outside runtime/model', () => {
   assert.deepEqual(offending(graph, /^runtime\/model\//, (to) => !to.startsWith('runtime/model/')), []);
 });
 
-test('runtime/failures.ts, a runtime file the workflow bundle takes values from, imports nothing', () => {
+test('runtime/failures.ts and runtime/format.ts, runtime files the workflow bundle takes values from, import nothing', () => {
   assert.deepEqual(graph.get('runtime/failures.ts'), []);
+  assert.deepEqual(graph.get('runtime/format.ts'), []);
 });
 
 test('runtime/steps/catalog.ts, the other one, imports only the model and the node types (types only: lint)', () => {
