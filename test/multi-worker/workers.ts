@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
+import { TASK_QUEUE } from '../../workflows/definitions.js';
 import { CLI } from '../helpers/cli.js';
 
 export interface WorkerProc {
@@ -63,16 +64,22 @@ export function spawnWorker(args: string[], env: Record<string, string>): Worker
   };
 }
 
-/** Resolve once the server lists `w` among the pollers of each queue (activity pollers: both queues have them). */
+/**
+ * Resolve once the server lists `w` among the pollers of each queue: its activity pollers (both queues have them) and,
+ * on the deploy queue, its workflow pollers too. The CLI asks for a workflow poller there before it trusts a worker
+ * to run the deploy (cli/deploy-client/presence.ts); on a loaded machine the workflow poller (the bundle's thread)
+ * comes up seconds after the activity one, and a check of activities only let the CLI start its own worker.
+ */
 export async function waitForPolls(client: Client, w: WorkerProc, queues: string[], timeoutMs = 60_000): Promise<void> {
   const me = `${w.pid}@${os.hostname()}`;
   const deadline = Date.now() + timeoutMs;
-  for (const name of queues) {
+  const wanted = queues.flatMap((name) => (name === TASK_QUEUE ? [[name, 1], [name, 2]] : [[name, 2]]) as [string, 1 | 2][]);
+  for (const [name, type] of wanted) {
     for (;;) {
       if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`pulse worker exited early:\n${w.stdout()}${w.stderr()}`);
-      const res = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 }, taskQueueType: 2 });
+      const res = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 }, taskQueueType: type });
       if ((res.pollers ?? []).some((p) => p.identity === me)) break;
-      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled ${name}:\n${w.stdout()}${w.stderr()}`);
+      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled ${name} (${type === 1 ? 'workflows' : 'activities'}):\n${w.stdout()}${w.stderr()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
