@@ -70,13 +70,14 @@ export interface PulseWorker {
 }
 
 /** The state activities: they write $PULSE_STATE_DIR, so they run only where the gateway queue is polled. */
-const STATE_ACTIVITIES = ['publishState', 'markFailed'] as const;
+const STATE_ACTIVITIES = ['publishState', 'markFailed', 'planRolloutNode', 'guardRolloutStep'] as const;
 
 function split(acts: PulseActivities): { node: Partial<PulseActivities>; state: Partial<PulseActivities> } {
   const node: Record<string, unknown> = { ...acts };
   const state: Record<string, unknown> = {};
   for (const k of STATE_ACTIVITIES) {
-    state[k] = acts[k];
+    if (!Object.hasOwn(node, k)) continue; // fakes in tests may lack the rollout's
+    state[k] = node[k];
     delete node[k];
   }
   return { node: node as Partial<PulseActivities>, state: state as Partial<PulseActivities> };

@@ -3,19 +3,13 @@
  * refuses, then start upWorkflow under the node's workflow ID (the per-node lock) and follow it live (cli/deploy-view.ts).
  */
 import type { UpOptions } from '../options.js';
-import type { NodeState, UpPlan } from '../../runtime/model/index.js';
+import type { UpPlan } from '../../runtime/model/index.js';
+import { rollbackHintOf } from '../../runtime/rollout.js';
 import { stateDiskFull } from '../deploy-client/index.js';
 import { startAndShow } from '../deploy-view.js';
 import { connectTemporal } from '../temporal.js';
 
-/** The command that goes back to what the node ran before, from its saved state (the workflow may refine it). */
-export function rollbackHintOf(state: NodeState | null, node: string, isProtected: boolean): string | null {
-  const yes = isProtected ? ' --yes' : '';
-  if (!state) return null;
-  if (state.state === 'down') return `pulse model down --node ${node}${yes}`;
-  const profile = state.state === 'up' ? state.profile : state.previousProfile;
-  return profile ? `pulse model up ${profile} --node ${node}${yes}` : null;
-}
+export { rollbackHintOf } from '../../runtime/rollout.js';
 
 async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');

@@ -8,3 +8,4 @@ export type * from './node-state.js';
 export type * from './step-results.js';
 export type * from './progress.js';
 export type * from './deploy-result.js';
+export type * from './rollout.js';

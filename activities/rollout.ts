@@ -1,0 +1,82 @@
+/**
+ * The activities of a rollout (issue 15). The request only names nodes, a profile and flags; the worker checks it
+ * against its own nodes.json and profiles (a protected node needs the request's --yes here too), plans each node as
+ * `pulse model up/down --node` would (runtime/rollout.ts), reads the gateway backend file for the availability
+ * guard, and runs the gate's smoke request on the node (runtime/status/smoke.ts, as `pulse model smoke`).
+ */
+import { Context } from '@temporalio/activity';
+import { nodeOf } from '../runtime/config/nodes.js';
+import { fleetOf } from '../runtime/plan.js';
+import { refusePlan } from '../runtime/plan-check.js';
+import { checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf } from '../runtime/rollout.js';
+import { targetOf } from '../runtime/status/collect.js';
+import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
+import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
+import type { ActivityDeps } from './deps.js';
+import { toFailure } from './errors.js';
+import { nodeStep } from './heartbeat.js';
+
+export interface RolloutNodeInput {
+  request: RolloutRequest;
+  node: string;
+}
+
+export interface GuardInput {
+  request: RolloutRequest;
+  /** The nodes this step takes down (one, or up to --max-parallel). */
+  nodes: string[];
+}
+
+/** The activities rolloutWorkflow schedules (the workflow imports this type only). */
+export interface RolloutActivities {
+  /** The node's plan, made by the worker from its own files (on the gateway queue: it reads the node state). */
+  planRolloutNode(input: RolloutNodeInput): Promise<UpPlan | DownPlan>;
+  /** The availability guard: the endpoints that stay enabled while the step's nodes go (gateway queue). */
+  guardRolloutStep(input: GuardInput): Promise<GuardVerdict>;
+  /** The gate's smoke request on a node that just came up. */
+  smokeRolloutNode(input: RolloutNodeInput): Promise<SmokeResult>;
+}
+
+function checked<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw toFailure(err, Context.current().info.attempt, false);
+  }
+}
+
+export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
+  const own = (input: { request: unknown; node?: unknown }) => {
+    const files = deps.files.load();
+    const request = checked(() => {
+      const r = checkRolloutRequest(files.config, files.profiles, input.request);
+      if (input.node !== undefined && !r.nodes.includes(input.node as string)) throw refusePlan(`node ${JSON.stringify(input.node)} is not in this rollout`);
+      return r;
+    });
+    return { files, request };
+  };
+  return {
+    async planRolloutNode(input) {
+      const { files, request } = own(input);
+      const state = await deps.state.readNodeState(deps.stateDir, input.node);
+      // Seconds, as the CLI's plans are rendered (the plan check compares renderedAt as UTC seconds).
+      const now = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
+      return checked(() => nodePlanOf(files.config, files.profiles, request, input.node, state, now));
+    },
+    async guardRolloutStep(input) {
+      const { files, request } = own(input);
+      const nodes = checked(() => {
+        if (!Array.isArray(input.nodes) || !input.nodes.every((n) => request.nodes.includes(n))) throw refusePlan('the guard names a node outside the rollout');
+        return input.nodes;
+      });
+      return guardVerdict(gatewayEndpoints(deps.stateDir, fleetOf(files.config)), nodes, request.allowOutage);
+    },
+    async smokeRolloutNode(input) {
+      const { files } = own(input);
+      const node = checked(() => nodeOf(files.config, input.node));
+      const r = await nodeStep(deps.heartbeatEveryMs ?? 5000, () => runSmoke(deps.nodes.session(targetOf(input.node, node)), input.node, node));
+      deps.logger.info(`rollout gate smoke on ${input.node}: ${r.ok ? 'pass' : `fail (${r.error ?? '?'})`}`);
+      return r;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The text of a rollout (issue 15): the dry-run's plan (order, each node's .env difference, the gates, which
+ * endpoints serve at each step) and the closing table of node outcomes. Pure: the data comes from
+ * cli/commands/rollout.ts.
+ */
+import type { DiffReport } from './commands/diff.js';
+import { diffText } from './commands/diff.js';
+import type { PlannedStep } from '../runtime/rollout.js';
+import { EXIT_DETACHED, FAILURES } from '../runtime/failures.js';
+import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
+
+export interface RolloutPlanView {
+  request: RolloutRequest;
+  workflowId: string;
+  protectedNodes: string[];
+  steps: PlannedStep[];
+  /** Per node: its diff against the running .env (read-only, as `pulse model diff`), or why it could not be read. */
+  diffs: Record<string, DiffReport | { error: string }>;
+}
+
+const what = (r: Pick<RolloutRequest, 'action' | 'profile'>): string => (r.action === 'up' ? `up ${r.profile ?? '?'}` : 'down');
+
+/** The dry-run's text. */
+export function rolloutPlanText(v: RolloutPlanView): string {
+  const r = v.request;
+  const lines = [
+    `rollout ${what(r)} on ${r.nodes.join(' → ')} (workflow ${v.workflowId}; ${r.maxParallel} node(s) at a time)`,
+    v.protectedNodes.length === 0
+      ? 'protected nodes: none'
+      : `protected nodes: ${v.protectedNodes.join(', ')} — ${r.confirmed ? '--yes given' : 'needs --yes (once, for the whole rollout)'}`,
+    `gate after each node: ${r.action === 'up' ? "the child's verify passes and one smoke request answers" : 'the container is gone'}; a failed gate stops the rollout and leaves the later nodes untouched${r.autoRollback ? ' (--auto-rollback: the failed node goes back to its previous .env)' : ''}`,
+    '',
+  ];
+  v.steps.forEach((s, i) => {
+    lines.push(`step ${i + 1}: ${s.nodes.join(', ')}`);
+    lines.push(`  serving meanwhile: ${s.serving.length > 0 ? s.serving.join(', ') : 'NO endpoint'}`);
+    if (s.refused) lines.push(`  REFUSED by the availability guard: ${s.refused}`);
+    for (const n of s.nodes) {
+      const d = v.diffs[n];
+      if (r.action === 'down') lines.push(`  ${n}: the server stops`);
+      else if (!d) continue;
+      else if ('error' in d) lines.push(`  ${n}: running .env not read (${d.error})`);
+      else lines.push(...diffText(d).trimEnd().split('\n').map((l) => `  ${l}`));
+    }
+  });
+  const planned = v.steps.flatMap((s) => s.nodes);
+  const never = r.nodes.filter((n) => !planned.includes(n));
+  if (never.length > 0) lines.push(`not reached: ${never.join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The closing table: one line per node with its outcome and gate. */
+export function rolloutResultText(p: RolloutProgress): string {
+  const w = Math.max(4, ...p.nodes.map((n) => n.node.length));
+  const lines = [`rollout ${what(p)}: ${p.outcome.toUpperCase()}${p.error ? ` — ${p.error}` : ''}`];
+  for (const n of p.nodes) lines.push(`  ${n.node.padEnd(w)}  ${n.status.padEnd(11)}  ${n.gate ?? n.error ?? ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The node outcomes in one cell (history's row of a rollout): `spark2 succeeded, spark1 skipped`. */
+export function nodeOutcomes(p: Pick<RolloutProgress, 'nodes'>): string {
+  return p.nodes.map((n) => `${n.node} ${n.status}`).join(', ');
+}
+
+/** The exit code of a rollout's end. */
+export function rolloutExit(p: RolloutProgress | null): number {
+  if (!p) return FAILURES.internal.exit;
+  if (p.outcome === 'succeeded') return 0;
+  if (p.outcome === 'refused') return FAILURES.refused.exit;
+  if (p.outcome === 'cancelled' || p.outcome === 'stopped') return FAILURES.cancelled.exit;
+  return FAILURES.script.exit;
+}
+
+/** A follow the user left with Ctrl-C: the rollout goes on. */
+export const ROLLOUT_DETACHED = EXIT_DETACHED;

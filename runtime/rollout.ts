@@ -1,0 +1,147 @@
+/**
+ * The pure parts of a rollout (issue 15), shared by the CLI (order, dry-run) and the worker (activities/rollout.ts):
+ * the node order, the rollout's workflow ID, the check of a request against a nodes.json, each node's plan (made as
+ * `pulse model up/down --node` makes it), and the availability guard's verdict on a gateway backend file.
+ */
+import type { NodesConfig } from './config/nodes.js';
+import type { Profile } from './config/profile.js';
+import { PulseError } from './errors.js';
+import { buildFragment, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
+import { protectedBackup } from './last-good.js';
+import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf } from './plan.js';
+import { scanNodeStates } from './state.js';
+import { readFileOrNull } from './state-files.js';
+import { NO_TUNNEL, readTunnelHealth } from './tunnel/health.js';
+import type { DownPlan, FleetEntry, GuardVerdict, NodeState, RolloutRequest, UpPlan } from './model/index.js';
+
+/** The command that goes back to what the node ran before, from its saved state (the workflow may refine it). */
+export function rollbackHintOf(state: NodeState | null, node: string, isProtected: boolean): string | null {
+  const yes = isProtected ? ' --yes' : '';
+  if (!state) return null;
+  if (state.state === 'down') return `pulse model down --node ${node}${yes}`;
+  const profile = state.state === 'up' ? state.profile : state.previousProfile;
+  return profile ? `pulse model up ${profile} --node ${node}${yes}` : null;
+}
+
+/** `--node a,b` as given, or `--all`: the unprotected nodes first (the canary), the protected ones last. */
+export function rolloutOrder(config: NodesConfig, nodes: string[] | 'all'): string[] {
+  const names = Object.keys(config.nodes);
+  if (nodes === 'all') return [...names.filter((n) => !config.nodes[n]?.protected), ...names.filter((n) => config.nodes[n]?.protected)];
+  return nodes;
+}
+
+/** The rollout's own workflow ID: one rollout per node set at a time (each child still holds its node's ID). */
+export function rolloutIdFor(nodes: string[]): string {
+  return `pulse-rollout-${[...nodes].sort().join('+')}`;
+}
+
+/** The protected nodes of the set (each needs the one --yes). */
+export function protectedOf(config: NodesConfig, nodes: string[]): string[] {
+  return nodes.filter((n) => config.nodes[n]?.protected === true);
+}
+
+const isName = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(v);
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+const isBudget = (v: unknown): boolean => v === null || (typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= 7 * 86400);
+
+/**
+ * The request as pulse sends it, its nodes and profile the given files' own, and a protected node only with --yes
+ * (the worker calls this too: the confirmation holds on the worker side). Throws a refusal naming what is wrong.
+ */
+export function checkRolloutRequest(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, input: unknown): RolloutRequest {
+  const o = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const refuse = (m: string, hint?: string) => new PulseError('refused', `rollout refused: ${m}`, hint ? { hint } : {});
+  if ((o['action'] !== 'up' && o['action'] !== 'down') || o['version'] !== 1) throw refuse('not a rollout request of version 1');
+  const nodes = o['nodes'];
+  if (!Array.isArray(nodes) || nodes.length === 0 || !nodes.every(isName)) throw refuse('nodes is not a list of node names');
+  const dup = nodes.find((n, i) => nodes.indexOf(n) !== i);
+  if (dup !== undefined) throw refuse(`node ${dup} is named twice`);
+  const unknown = nodes.filter((n) => !Object.hasOwn(config.nodes, n));
+  if (unknown.length > 0) throw refuse(`${unknown.join(', ')} not in ${config.file}`, `its nodes: ${Object.keys(config.nodes).join(', ')}`);
+  const profile = o['profile'];
+  if (o['action'] === 'up' ? !isName(profile) || !profiles.has(profile) : profile !== null) {
+    throw refuse(`profile ${JSON.stringify(profile)} is not one of the profiles`, `profiles: ${[...profiles.keys()].join(', ')}`);
+  }
+  for (const k of ['confirmed', 'experimental', 'restart', 'autoRollback', 'allowOutage', 'verbose']) if (!isBool(o[k])) throw refuse(`${k} is not true or false`);
+  const par = o['maxParallel'];
+  if (typeof par !== 'number' || !Number.isInteger(par) || par < 1 || par > 64) throw refuse('maxParallel is not a whole number from 1 to 64');
+  if (!isBudget(o['timeoutS']) || !(o['minMemGib'] === null || (typeof o['minMemGib'] === 'number' && o['minMemGib'] >= 0 && o['minMemGib'] <= 4096))) {
+    throw refuse('timeoutS or minMemGib is not a number in range');
+  }
+  const req = o as unknown as RolloutRequest;
+  const prot = protectedOf(config, req.nodes);
+  if (prot.length > 0 && !req.confirmed) throw refuse(`${prot.join(', ')} ${prot.length > 1 ? 'are' : 'is'} protected; add --yes (once, for the whole rollout)`);
+  return req;
+}
+
+/** One node's plan, made as `pulse model up <profile> --node <node>` (or down) would make it now. */
+export function nodePlanOf(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, req: RolloutRequest, node: string, state: NodeState | null, now: Date): UpPlan | DownPlan {
+  if (req.action === 'down') {
+    const plan = buildDownPlan(config, { node, yes: req.confirmed }, now);
+    checkRefusals(plan, null, { experimental: false, dryRun: false });
+    return plan;
+  }
+  const profile = req.profile ?? '';
+  const draft = buildUpPlan(config, profiles, {
+    protectBackup: protectedBackup(state), profile, node, overlay: null, overlayWins: false, yes: req.confirmed,
+    experimental: req.experimental, restart: req.restart, timeoutS: req.timeoutS ?? undefined, minMemGib: req.minMemGib ?? undefined,
+  }, now);
+  checkRefusals(draft, profiles.get(profile) ?? null, { experimental: req.experimental, dryRun: false });
+  const autoRollback = req.autoRollback || config.nodes[node]?.autoRollback === true;
+  return { ...draft, rollbackHint: rollbackHintOf(state, node, draft.protected), ...(autoRollback ? { autoRollback } : {}) };
+}
+
+/** An endpoint that really serves: enabled, and not only kept enabled by the all-disabled fallback. */
+export function servingEndpoint(e: GatewayEndpoint): boolean {
+  return e.enabled && !(e.reason ?? '').startsWith('kept enabled by the fallback');
+}
+
+/** The guard: which endpoints stay enabled while `stepNodes` go down, and a refusal when none would (unless allowOutage). */
+export function guardVerdict(endpoints: GatewayEndpoint[], stepNodes: string[], allowOutage: boolean): GuardVerdict {
+  const serving = endpoints.filter((e) => servingEndpoint(e) && !stepNodes.includes(e.name)).map((e) => e.name);
+  const refused = serving.length === 0 && !allowOutage
+    ? `taking ${stepNodes.join(', ')} down would leave the model with no enabled endpoint in the gateway backend file; add --allow-outage to accept that`
+    : null;
+  return { serving, refused };
+}
+
+/** The endpoints of the gateway backend file in `stateDir`; when none was written yet (or it is damaged), the ones it would hold now. */
+export function gatewayEndpoints(stateDir: string, fleet: FleetEntry[]): GatewayEndpoint[] {
+  const text = readFileOrNull(fragmentPath(stateDir));
+  if (text !== null) {
+    try {
+      const eps = (JSON.parse(text) as GatewayFragment).models[0].endpoints;
+      if (Array.isArray(eps)) return eps;
+    } catch {
+      // damaged: what it would say
+    }
+  }
+  const { states, damaged } = scanNodeStates(stateDir);
+  const tunnel = fleet.some((e) => e.tunnel) ? readTunnelHealth(stateDir) : NO_TUNNEL;
+  return buildFragment(fleet, states, damaged, tunnel).fragment.models[0].endpoints;
+}
+
+/** One step of the plan the dry-run shows: its nodes, who serves while they go, and the guard's word. */
+export interface PlannedStep {
+  nodes: string[];
+  serving: string[];
+  refused: string | null;
+}
+
+/**
+ * The steps as the rollout would take them from the file's endpoints now, if every gate passes: a node that came up
+ * serves again when the gateway can reach it (fleetOf), one that went down no longer serves.
+ */
+export function plannedSteps(config: NodesConfig, endpoints: GatewayEndpoint[], req: Pick<RolloutRequest, 'action' | 'nodes' | 'maxParallel' | 'allowOutage'>): PlannedStep[] {
+  const reach = new Map(fleetOf(config).map((e) => [e.node, e.reachable || e.tunnel !== undefined]));
+  let now = endpoints.map((e) => ({ ...e }));
+  const out: PlannedStep[] = [];
+  for (let i = 0; i < req.nodes.length; i += req.maxParallel) {
+    const nodes = req.nodes.slice(i, i + req.maxParallel);
+    const g = guardVerdict(now, nodes, req.allowOutage);
+    out.push({ nodes, ...g });
+    if (g.refused) break;
+    now = now.map((e) => (nodes.includes(e.name) ? { name: e.name, baseUrl: e.baseUrl, enabled: req.action === 'up' && reach.get(e.name) === true } : e));
+  }
+  return out;
+}
