@@ -73,3 +73,15 @@ export function rolloutExit(p: RolloutProgress | null): number {
 
 /** A follow the user left with Ctrl-C: the rollout goes on. */
 export const ROLLOUT_DETACHED = EXIT_DETACHED;
+
+/** history's outcome of a rollout (its result, or its failure's details): the outcome, each node's, and its nodes. */
+export function rolloutOutcome(r: unknown): { result: string; ok: boolean; nodeState: null; error: string | null; undid: null; rolloutNodes: string } | null {
+  if (!r || typeof r !== 'object' || !('nodes' in r) || !('outcome' in r) || !Array.isArray(r.nodes)) return null;
+  const p = r as RolloutProgress;
+  return { result: `${p.outcome}: ${nodeOutcomes(p)}`, ok: p.outcome === 'succeeded', nodeState: null, error: p.error, undid: null, rolloutNodes: p.nodes.map((n) => n.node).join(',') };
+}
+
+/** The node column of a history row that is a rollout (null for any other). */
+export function rolloutNodes(o: { rolloutNodes?: string }): string | null {
+  return o.rolloutNodes ?? null;
+}

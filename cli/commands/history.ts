@@ -7,6 +7,7 @@ import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
 import { plainText } from '../live-line.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
+import { rolloutNodes, rolloutOutcome } from '../rollout-view.js';
 
 export interface HistoryRow {
   time: string;
@@ -33,14 +34,17 @@ export interface HistoryRow {
 /** Visibility query for pulse deploys, optionally of one node (node names are checked: they go into the query). */
 export function historyQuery(node: string | undefined): string {
   const base = "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow')";
-  if (node === undefined) return base;
+  // A rollout names no one node (its children do, each under its node): it is listed only without --node.
+  if (node === undefined) return "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow', 'rolloutWorkflow')";
   if (!/^[A-Za-z0-9._-]+$/.test(node)) throw new PulseError('usage', `--node: "${node}" is not a valid node name`);
   return `${base} AND PulseNode = '${node}'`;
 }
 
-type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid'>;
+type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid'> & { rolloutNodes?: string };
 
 function outcomeOf(r: unknown): Outcome | null {
+  const rollout = rolloutOutcome(r);
+  if (rollout) return rollout;
   if (!r || typeof r !== 'object' || !('ok' in r)) return null;
   const d = r as DeployResult;
   const result = d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
@@ -66,12 +70,13 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
   const sa = info.typedSearchAttributes;
   const { SA_NODE, SA_PROFILE, SA_ACTION, SA_OUTCOME } = await import('../../workflows/definitions.js');
   const end = info.closeTime?.getTime();
+  const outcome = await resultOf(client, info);
   return {
     time: info.startTime.toISOString(),
-    node: sa.get(SA_NODE) ?? null,
+    node: sa.get(SA_NODE) ?? rolloutNodes(outcome),
     action: sa.get(SA_ACTION) ?? info.type.replace(/Workflow$/, ''),
     profile: sa.get(SA_PROFILE) ?? null,
-    ...(await resultOf(client, info)),
+    result: outcome.result, ok: outcome.ok, nodeState: outcome.nodeState, error: outcome.error, undid: outcome.undid,
     durationS: end === undefined ? null : Math.round((end - info.startTime.getTime()) / 100) / 10,
     outcome: sa.get(SA_OUTCOME) ?? null,
     workflowId: info.workflowId,

@@ -4,13 +4,14 @@ import { PulseError } from '../../runtime/errors.js';
 import type * as O from '../options.js';
 import { flag, globals, num, positiveNumber, required, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
+import { addRolloutFlags, isRollout, rolloutOptions } from '../rollout-flags.js';
 
 export const up: Registration = (model, run) => {
-  model
+  addRolloutFlags(model
     .command('up')
     .description('Bring the profile up on the node.')
     .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other')
     .option('--overlay <dir>', 'add the pairs in DIR/docker-args.txt to EXTRA_DOCKER_ARGS')
     .option('--overlay-wins', 'let an overlay mount replace a profile mount on the same path')
     .option('--yes', 'allow a change on a protected node')
@@ -24,8 +25,9 @@ export const up: Registration = (model, run) => {
     .option('--auto-rollback', 'if it fails after the stop began, bring the previous .env back up (nodes.json autoRollback)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .option('--verbose', 'show the raw @pulse records of the node scripts'))
     .action(async (profile: string, o: Flags, cmd: Command) => {
+      if (isRollout(o)) return run(() => import('../commands/rollout.js'), rolloutOptions(globals(cmd), 'up', profile, o));
       const opts: O.UpOptions = {
         ...globals(cmd),
         profile,
@@ -48,16 +50,17 @@ export const up: Registration = (model, run) => {
 };
 
 export const down: Registration = (model, run) => {
-  model
+  addRolloutFlags(model
     .command('down')
     .description('Stop the server on the node.')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other')
     .option('--yes', 'allow a change on a protected node')
     .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .option('--verbose', 'show the raw @pulse records of the node scripts'))
     .action(async (o: Flags, cmd: Command) => {
+      if (isRollout(o)) return run(() => import('../commands/rollout.js'), rolloutOptions(globals(cmd), 'down', null, o));
       const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
       await run(() => import('../commands/down.js'), opts);
     });

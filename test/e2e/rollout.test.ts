@@ -1,0 +1,117 @@
+/**
+ * Rollouts through the product (issue 15): `pulse model up <profile> --node a,b,c` over simulated nodes (real sshd,
+ * the embedded Temporal dev server, the CLI as a user runs it). simA is the gateway node, the only endpoint the
+ * gateway reaches (the others listen on loopback, like spark2), so a rollout over simB..simD keeps simA serving and
+ * one that takes simA down would leave none. One rig for the whole file.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import type { NodeState } from '../../runtime/model/index.js';
+import { startSim, type Sim } from '../sim/index.js';
+import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
+
+let sim: Sim | null = null;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+const stateDir = () => path.join(dir, 'state');
+const LATER = ['simB', 'simC', 'simD'];
+
+async function nodeState(node: string): Promise<NodeState> {
+  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8')) as NodeState;
+}
+const starts = (node: string): number => sim!.node(node).startShCalls().length;
+const counts = (): Record<string, number> => Object.fromEntries(['simA', ...LATER].map((n) => [n, starts(n)]));
+/** When the node's smoke request (the gate) was answered, and when its container was first run after `since`. */
+const smokeAt = (node: string): string[] => sim!.node(node).requests().filter((r) => r.path === '/v1/chat/completions' && r.status === 200).map((r) => r.at);
+const runAt = (node: string): string[] => sim!.node(node).dockerCalls().filter((c) => c.argv[0] === 'run').map((c) => c.at);
+
+before(async () => {
+  dir = await tempDir('pulse-rollout-');
+  killEmbeddedServerOnExit(stateDir());
+  sim = await startSim({ nodes: ['simA', ...LATER], readyDelayMs: 300 });
+  env = await simCliEnv(sim, dir);
+});
+
+after(async () => {
+  await stopEmbeddedServer(stateDir());
+  await sim?.stop();
+  await removeDir(dir);
+});
+
+test('dry-run: the order, who serves at each step, and the guard refusing a step that leaves no endpoint', async () => {
+  const dry = await runCli(['model', 'up', 'datagen', '--node', 'simB,simC,simD', '--dry-run'], env);
+  assert.equal(dry.code, 0, dry.stdout + dry.stderr);
+  assert.match(dry.stdout, /rollout up datagen on simB → simC → simD/);
+  assert.equal(dry.stdout.match(/serving meanwhile: simA/g)?.length, 3, dry.stdout);
+  assert.match(dry.stdout, /diff datagen → simB: .*\(no \.env there\)/, dry.stdout);
+  const alone = await runCli(['model', 'up', 'datagen', '--node', 'simA,simB', '--dry-run'], env);
+  assert.equal(alone.code, 4, alone.stdout + alone.stderr);
+  assert.match(alone.stdout, /step 1: simA\n {2}serving meanwhile: NO endpoint\n {2}REFUSED by the availability guard/, alone.stdout);
+  assert.deepEqual(counts(), { simA: 0, simB: 0, simC: 0, simD: 0 }, 'a dry-run starts nothing');
+});
+
+test('a rollout over three nodes goes in order, each node after the previous gate (verify + smoke)', async () => {
+  const r = await runCli(['model', 'up', 'datagen', '--node', 'simB,simC,simD'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /── simB[\s\S]*── simC[\s\S]*── simD/, r.stdout);
+  assert.match(r.stdout, /rollout up datagen: SUCCEEDED/);
+  assert.equal(r.stdout.match(/succeeded +verify passed, smoke answered/g)?.length, 3, r.stdout);
+  assert.deepEqual(counts(), { simA: 0, simB: 1, simC: 1, simD: 1 });
+  for (const [a, b] of [['simB', 'simC'], ['simC', 'simD']] as const) {
+    const gate = smokeAt(a)[0];
+    const next = runAt(b)[0];
+    assert.ok(gate && next && gate < next, `${a}'s smoke (${gate}) answered before ${b}'s container ran (${next})`);
+  }
+  for (const n of LATER) assert.equal((await nodeState(n)).profile, 'datagen');
+  const h = await runCli(['model', 'history', '--json'], env);
+  const rows = JSON.parse(h.stdout) as { action: string; result: string; node: string | null }[];
+  const row = rows.find((x) => x.action === 'rollout');
+  assert.ok(row, h.stdout);
+  assert.equal(row.node, 'simB,simC,simD');
+  assert.match(row.result, /succeeded: simB succeeded, simC succeeded, simD succeeded/);
+});
+
+test('the guard refuses a step that would leave the model no enabled endpoint, before anything changes', async () => {
+  const before = counts();
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA,simB'], env);
+  assert.equal(r.code, 4, r.stdout + r.stderr);
+  assert.match(r.stdout + r.stderr, /no enabled endpoint.*--allow-outage/);
+  assert.deepEqual(counts(), before, 'no node touched');
+});
+
+test('a failed gate in the middle stops the rollout: the last node is untouched', async () => {
+  const before = counts();
+  sim!.node('simC').setFailure('wrong-model');
+  const r = await runCli(['model', 'up', 'best', '--node', 'simB,simC,simD'], env);
+  sim!.node('simC').setFailure('none');
+  assert.notEqual(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /rollout up best: FAILED — simC: /, r.stdout);
+  assert.match(r.stdout, /simD +skipped/);
+  assert.equal(starts('simB'), before['simB']! + 1);
+  assert.equal(starts('simD'), before['simD'], 'simD never started');
+  assert.equal((await nodeState('simD')).profile, 'datagen', 'simD still runs what it ran');
+  assert.equal((await nodeState('simC')).state, 'failed');
+});
+
+test('a SIGKILLed worker mid-rollout: the rollout resumes and no node is deployed twice', async () => {
+  const before = counts();
+  sim!.node('simC').setReadyDelay(3000);
+  // simD first (datagen → best), then simC, whose readiness the SIGKILL hits; simB is not in it. --restart: simC
+  // already has best's .env and still runs the wrong-model server the failed gate left.
+  const run = startCli(['model', 'up', 'best', '--node', 'simD,simC', '--restart'], env);
+  await until('simC started', () => starts('simC') > before['simC']!, 120_000).catch((e: unknown) => {
+    throw new Error(`${String(e)}; the CLI said: ${run.output()}`);
+  });
+  const worker = backgroundWorkerPid(stateDir());
+  assert.ok(worker !== null, 'the background worker runs the rollout');
+  process.kill(worker, 'SIGKILL');
+  const r = await run.done;
+  sim!.node('simC').setReadyDelay(300);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual(counts(), { ...before, simC: before['simC']! + 1, simD: before['simD']! + 1 }, 'one start.sh per node of the rollout, none elsewhere');
+  for (const n of ['simC', 'simD']) assert.equal((await nodeState(n)).profile, 'best');
+});
