@@ -66,6 +66,8 @@ export interface NodeOnlyOptions extends GlobalOptions {
 
 export interface CancelOptions extends NodeOnlyOptions {
   yes: boolean;
+  /** A rollout: cancel the running node too, not only the nodes after it. */
+  now?: boolean;
 }
 
 export interface HistoryOptions extends GlobalOptions {

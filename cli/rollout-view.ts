@@ -3,8 +3,8 @@
  * endpoints serve at each step) and the closing table of node outcomes. Pure: the data comes from
  * cli/commands/rollout.ts.
  */
-import type { DiffReport } from './commands/diff.js';
-import { diffText } from './commands/diff.js';
+import type { DiffReport } from './diff-report.js';
+import { diffText } from './diff-report.js';
 import type { PlannedStep } from '../runtime/rollout.js';
 import { EXIT_DETACHED, FAILURES } from '../runtime/failures.js';
 import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';

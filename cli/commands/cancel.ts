@@ -30,15 +30,35 @@ async function refuseProtected(opts: CancelOptions): Promise<void> {
   }
 }
 
+/** --now on a rollout cancels whichever of its nodes runs: a protected one among them needs --yes. */
+async function refuseProtectedIn(opts: CancelOptions, workflowId: string): Promise<void> {
+  const { loadInputs } = await import('../../runtime/config/index.js');
+  const { protectedOf } = await import('../../runtime/rollout.js');
+  const nodes = workflowId.replace(/^pulse-rollout-/, '').split('+');
+  const prot = protectedOf(loadInputs({ nodes: opts.nodes }).config, nodes);
+  if (prot.length > 0) throw new PulseError('refused', `the rollout includes protected ${prot.join(', ')}; add --yes to cancel it at once (--now)`);
+}
+
 /** What a cancel did: the run it asked to stop, its UI page, and whether a worker will carry the cancel out. */
 export interface CancelReport {
   node: string;
   deploy: DeployRef;
   ui: string | null;
   workerServes: boolean;
+  /** A rollout: stopped after its current node, or cancelled at once (--now). */
+  rollout?: 'after' | 'now';
 }
 
 export function cancelText(r: CancelReport): string {
+  if (r.rollout) {
+    return [
+      r.rollout === 'now'
+        ? `cancel requested: ${r.deploy.what} (workflow ${r.deploy.workflowId}): the node that runs is cancelled too and compensates; no later node starts`
+        : `stop requested: ${r.deploy.what} (workflow ${r.deploy.workflowId}) starts no node after the current one (add --now to cancel that one too)`,
+      `follow it: pulse model watch --node ${r.node}`,
+      ...(r.ui ? [`Temporal UI: ${r.ui}`] : []),
+    ].join('\n') + '\n';
+  }
   const lines = [
     `cancel requested: ${r.deploy.what} (workflow ${r.deploy.workflowId}, run ${r.deploy.runId})`,
     'the deploy now stops its step and, if it had begun the stop step, marks the node failed and disables its endpoint',
@@ -53,6 +73,13 @@ async function cancelOn(opts: CancelOptions): Promise<CancelReport> {
   await refuseProtected(opts);
   const t = await connectTemporal(opts);
   try {
+    const { runningRolloutWith, stopRollout, cancelRollout } = await import('../rollout-client.js');
+    const rollout = await runningRolloutWith(t, opts.node);
+    if (rollout) {
+      if (opts.now === true && !opts.yes) await refuseProtectedIn(opts, rollout.workflowId);
+      await (opts.now === true ? cancelRollout(t, rollout) : stopRollout(t, rollout));
+      return { node: opts.node, deploy: rollout, ui: uiLink(t.target, rollout.workflowId, rollout.runId), workerServes: await workerPolls(t), rollout: opts.now === true ? 'now' : 'after' };
+    }
     const held = await runningDeploy(t, opts.node);
     if (!held) {
       throw new PulseError('usage', `nothing to cancel: no deploy runs on ${opts.node}`, { hint: `see past deploys with: pulse model history --node ${opts.node}` });

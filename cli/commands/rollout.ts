@@ -34,7 +34,7 @@ async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest;
 async function dryRun(opts: RolloutOptions, view: Omit<RolloutPlanView, 'diffs'>): Promise<number> {
   const diffs: RolloutPlanView['diffs'] = {};
   if (opts.action === 'up') {
-    const { diffReport } = await import('./diff.js');
+    const { diffReport } = await import('../diff-report.js');
     await Promise.all(view.request.nodes.map(async (node) => {
       diffs[node] = await diffReport({ ...opts, profile: opts.profile ?? '', node, overlay: undefined, overlayWins: false, nodes: opts.nodes })
         .catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }));
@@ -49,7 +49,7 @@ export async function run(opts: RolloutOptions): Promise<number> {
   if (opts.action === 'up' && !opts.profile) throw new PulseError('usage', 'a rollout up needs a profile');
   const { request, view } = await prepare(opts);
   if (opts.dryRun) return dryRun(opts, view);
-  const { startRollout, followRollout } = await import('./rollout-follow.js');
+  const { startRollout, followRollout } = await import('../rollout-follow.js');
   const { connectTemporal } = await import('../temporal.js');
   const t = await connectTemporal(opts);
   try {

@@ -10,6 +10,12 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
   knownNode(opts.nodes, opts.node);
   const t = await connectTemporal(opts);
   try {
+    const { runningRolloutWith } = await import('../rollout-client.js');
+    const rollout = await runningRolloutWith(t, opts.node);
+    if (rollout) {
+      const { followRollout } = await import('../rollout-follow.js');
+      return await followRollout(t, rollout, { json: opts.json, quiet: opts.quiet, verbose: opts.verbose, nodes: opts.nodes, detach: false });
+    }
     const last = await latestDeploy(t, opts.node);
     if (!last) {
       throw new PulseError('usage', `no deploy has run on ${opts.node}`, { hint: `start one with: pulse model up <profile> --node ${opts.node}` });

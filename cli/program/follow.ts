@@ -7,7 +7,7 @@ import type { Flags, Registration } from './flags.js';
 export const watch: Registration = (model, run) => {
   model
     .command('watch')
-    .description('Follow the deploy that holds the node.')
+    .description('Follow the deploy that holds the node (or the rollout it belongs to).')
     .option('--node <node>', 'node name from nodes.json (required)')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
@@ -20,11 +20,12 @@ export const watch: Registration = (model, run) => {
 export const cancel: Registration = (model, run) => {
   model
     .command('cancel')
-    .description('Cancel the deploy that holds the node; it then marks the node failed. A protected node needs --yes.')
+    .description('Cancel the deploy that holds the node; it then marks the node failed. In a rollout: stop after the current node (--now: at once). A protected node needs --yes.')
     .option('--node <node>', 'node name from nodes.json (required)')
     .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
+    .option('--now', 'a rollout: cancel the node that runs too (it compensates); without it the rollout stops after that node')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes') };
+      const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), now: flag(o, 'now') };
       await run(() => import('../commands/cancel.js'), opts);
     });
 };

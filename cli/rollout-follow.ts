@@ -4,13 +4,13 @@
  * the rollout's query says which child runs, and each child is followed with the single deploy's follower
  * (cli/deploy-client/follow-run.ts), one after the other; at the end the node outcomes.
  */
-import { PulseError } from '../../runtime/errors.js';
-import type { RolloutProgress, RolloutRequest } from '../../runtime/model/index.js';
-import { runningDeploy, stateDiskFull, WorkerKeeper, type DeployRef } from '../deploy-client/index.js';
-import { followRun } from '../deploy-client/follow-run.js';
-import { ProgressPrinter } from '../progress-printer.js';
-import { ROLLOUT_DETACHED, rolloutExit, rolloutResultText } from '../rollout-view.js';
-import { serverCause, uiHint, uiLink, type PulseTemporal } from '../temporal.js';
+import { PulseError } from '../runtime/errors.js';
+import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
+import { runningDeploy, stateDiskFull, WorkerKeeper, type DeployRef } from './deploy-client/index.js';
+import { followRun } from './deploy-client/follow-run.js';
+import { ProgressPrinter } from './progress-printer.js';
+import { ROLLOUT_DETACHED, rolloutExit, rolloutResultText } from './rollout-view.js';
+import { serverCause, uiHint, uiLink, type PulseTemporal } from './temporal.js';
 
 const what = (r: Pick<RolloutRequest, 'action' | 'profile' | 'nodes'>): string => `rollout ${r.action === 'up' ? `up ${r.profile ?? '?'}` : 'down'} on ${r.nodes.join(', ')}`;
 
@@ -23,7 +23,7 @@ export async function startRollout(t: PulseTemporal, request: RolloutRequest, wo
     const held = await runningDeploy(t, n);
     if (held) throw new PulseError('refused', `${n} is busy: workflow ${held.workflowId} (${held.what}) holds it`, { hint: `follow it: pulse model watch --node ${n}` });
   }
-  const defs = await import('../../workflows/definitions.js');
+  const defs = await import('../workflows/definitions.js');
   const { WorkflowExecutionAlreadyStartedError } = await import('@temporalio/client');
   try {
     const handle = await t.client.workflow.start(defs.ROLLOUT_WORKFLOW, {
