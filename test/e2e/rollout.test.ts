@@ -115,3 +115,23 @@ test('a SIGKILLed worker mid-rollout: the rollout resumes and no node is deploye
   assert.deepEqual(counts(), { ...before, simC: before['simC']! + 1, simD: before['simD']! + 1 }, 'one start.sh per node of the rollout, none elsewhere');
   for (const n of ['simC', 'simD']) assert.equal((await nodeState(n)).profile, 'best');
 });
+
+test('cancel on a rollout stops it after the current node: that node finishes, the next is untouched; history has one row for it', async () => {
+  const before = counts();
+  sim!.node('simB').setReadyDelay(3000);
+  const run = startCli(['model', 'up', 'best', '--node', 'simB,simD', '--restart'], env);
+  await until('simB started', () => starts('simB') > before['simB']!, 120_000);
+  const c = await runCli(['model', 'cancel', '--node', 'simD'], env);
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  assert.match(c.stdout, /stop requested: .* starts no node after the current one/);
+  const r = await run.done;
+  sim!.node('simB').setReadyDelay(300);
+  assert.equal(r.code, 13, r.stdout + r.stderr);
+  assert.match(r.stdout, /rollout up best: STOPPED/);
+  assert.match(r.stdout, /simB +succeeded/);
+  assert.match(r.stdout, /simD +skipped/);
+  assert.equal(starts('simD'), before['simD'], 'simD untouched');
+  const h = await runCli(['model', 'history', '--json'], env);
+  const rows = (JSON.parse(h.stdout) as { action: string; result: string; node: string | null }[]).filter((x) => x.action === 'rollout');
+  assert.match(rows[0]?.result ?? '', /^stopped: simB succeeded, simD skipped/, h.stdout);
+});

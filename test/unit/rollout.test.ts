@@ -1,0 +1,68 @@
+/**
+ * runtime/rollout.ts: the order of --all, the request check the worker runs (names only; protected nodes need the
+ * one --yes), each node's plan as a single up makes it (so the child's plan check accepts it), and the
+ * availability guard on a gateway file's endpoints, step by step.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { test } from 'node:test';
+import { loadNodesConfig } from '../../runtime/config/nodes.js';
+import { loadProfiles } from '../../runtime/config/profiles.js';
+import { ownUpPlan } from '../../runtime/plan-check.js';
+import { checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
+import type { RolloutRequest, UpPlan } from '../../runtime/model/index.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+
+const NOW = new Date('2026-09-23T10:15:00Z');
+const config = loadNodesConfig(path.join(REPO_ROOT, 'test', 'fixtures', 'nodes', 'fleet.json'));
+const profiles = loadProfiles(path.join(REPO_ROOT, 'runtime', 'qwen38', 'profiles'));
+const req = (over: Partial<RolloutRequest> = {}): RolloutRequest => ({
+  action: 'up', version: 1, profile: 'best', nodes: ['spark2', 'spark3'], confirmed: false, experimental: false, restart: false,
+  autoRollback: false, allowOutage: false, maxParallel: 1, timeoutS: null, minMemGib: null, verbose: false, ...over,
+});
+const ep = (name: string, enabled: boolean, reason?: string) => ({ name, baseUrl: `http://${name}/v1`, enabled, ...(reason ? { reason } : {}) });
+
+test('--all: unprotected nodes first, protected last; the ID names the node set whatever the order', () => {
+  assert.deepEqual(rolloutOrder(config, 'all'), ['spark2', 'spark3', 'spark1']);
+  assert.deepEqual(rolloutOrder(config, ['spark1', 'spark2']), ['spark1', 'spark2'], 'as given');
+  assert.equal(rolloutIdFor(['spark2', 'spark1']), rolloutIdFor(['spark1', 'spark2']));
+});
+
+test('the request check refuses a protected node without --yes (naming it), unknown nodes, a repeated node, a bad profile or flag', () => {
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ nodes: ['spark2', 'spark1'] })), /spark1 is protected; add --yes \(once/);
+  assert.equal(checkRolloutRequest(config, profiles, req({ nodes: ['spark2', 'spark1'], confirmed: true })).nodes.length, 2);
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ nodes: ['spark2', 'spark9'] })), /spark9 not in/);
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ nodes: ['spark2', 'spark2'] })), /named twice/);
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ profile: 'nope' })), /profile "nope"/);
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ maxParallel: 0 })), /maxParallel/);
+  assert.throws(() => checkRolloutRequest(config, profiles, { ...req(), plan: 1, allowOutage: 'yes' }), /allowOutage is not true or false/);
+  assert.throws(() => checkRolloutRequest(config, profiles, req({ action: 'down' })), /profile "best"/, 'a down names no profile');
+});
+
+test("each node's plan is the one the worker's plan check accepts, with the rollout's flags", () => {
+  const plan = nodePlanOf(config, profiles, req({ restart: true, autoRollback: true }), 'spark2', null, NOW) as UpPlan;
+  assert.equal(plan.restart, true);
+  assert.equal(plan.autoRollback, true);
+  const files = { config, profiles, nodesMtimeMs: null, profileMtimeMs: new Map<string, number>() };
+  assert.equal(ownUpPlan(files, JSON.parse(JSON.stringify(plan))).node, 'spark2');
+  assert.throws(() => nodePlanOf(config, profiles, req(), 'spark1', null, NOW), /protected/);
+});
+
+test('the guard counts the endpoints that stay enabled besides the step; the fallback-kept one does not count', () => {
+  const eps = [ep('spark1', true), ep('spark2', false), ep('spark3', true)];
+  assert.deepEqual(guardVerdict(eps, ['spark3'], false), { serving: ['spark1'], refused: null });
+  assert.match(guardVerdict(eps, ['spark1', 'spark3'], false).refused ?? '', /no enabled endpoint.*--allow-outage/);
+  assert.equal(guardVerdict(eps, ['spark1', 'spark3'], true).refused, null);
+  const fallback = [ep('spark1', true, 'kept enabled by the fallback: state failed'), ep('spark3', true)];
+  assert.ok(guardVerdict(fallback, ['spark3'], false).refused, 'a fallback endpoint is not serving');
+});
+
+test('the planned steps: a node that came up serves again when the gateway reaches it; the guard stops the plan at a refused step', () => {
+  // spark3 (BIND 0.0.0.0) is reachable; spark2 (loopback, not the gateway node) is not.
+  const eps = [ep('spark1', false), ep('spark2', false), ep('spark3', true)];
+  const steps = plannedSteps(config, eps, req({ nodes: ['spark3', 'spark2'], allowOutage: true }));
+  assert.deepEqual(steps.map((s) => [s.nodes, s.serving]), [[['spark3'], []], [['spark2'], ['spark3']]]);
+  const refused = plannedSteps(config, eps, req({ nodes: ['spark3', 'spark2'] }));
+  assert.equal(refused.length, 1);
+  assert.ok(refused[0]?.refused);
+});
