@@ -5,9 +5,9 @@
  * the verdict (only the probe's 200 is). Each line is read once for the phase and dropped: the watch keeps the
  * latest phase and last line, nothing else of the log.
  *
- * A follow that ends is started again no sooner than `restartMs` after its last start (a container that is not
- * running ends every follow at once), and one that cannot run (a link drop, a log driver that keeps nothing) only
- * leaves the wait on its periodic probe.
+ * A follow that ends or cannot run (the container not created or not running yet, a link drop, a log driver that
+ * keeps nothing) is started again by itself after a backoff from RESTART_MIN_MS, doubling up to `restartMs` while
+ * follows keep ending soon; meanwhile the wait has its periodic probe.
  */
 import type { ServerPhase } from '../runtime/model/index.js';
 import { isStartupComplete, readServerLog } from '../runtime/vllm-phase.js';
@@ -15,9 +15,15 @@ import { isStartupComplete, readServerLog } from '../runtime/vllm-phase.js';
 /** Starts one follow: lines to `onLine`; resolves true when the log ended (the container stopped). */
 export type Follow = (onLine: (line: string) => void, signal: AbortSignal) => Promise<boolean>;
 
+/** The first restart of a follow that ended soon after its start comes this soon (start.sh may still be creating it). */
+const RESTART_MIN_MS = 100;
+
 export class LogWatch {
   private running: AbortController | null = null;
-  private lastStart = -Infinity;
+  private started = false;
+  private stopped = false;
+  private backoffMs = RESTART_MIN_MS;
+  private timer: NodeJS.Timeout | null = null;
   private pending = false;
   private wake: (() => void) | null = null;
   private seen: { phase?: ServerPhase; lastLine?: string } = {};
@@ -26,19 +32,30 @@ export class LogWatch {
 
   constructor(private readonly follow: Follow, private readonly restartMs: number, private readonly monotonic: () => number, private readonly outer: AbortSignal) {}
 
-  /** Start a follow when none runs and the last one started at least restartMs ago. */
+  /** Start the first follow (later ones start by themselves after a follow ends). */
   ensure(): void {
-    if (this.running || this.outer.aborted || this.monotonic() - this.lastStart < this.restartMs) return;
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.start();
+  }
+
+  private start(): void {
+    this.timer = null;
+    if (this.stopped || this.outer.aborted) return;
     const ac = new AbortController();
     const onOuter = (): void => ac.abort(this.outer.reason);
     this.outer.addEventListener('abort', onOuter, { once: true });
     this.running = ac;
-    this.lastStart = this.monotonic();
+    const t0 = this.monotonic();
     this.counts.follows += 1;
     const done = (ended: boolean): void => {
       this.outer.removeEventListener('abort', onOuter);
-      if (this.running === ac) this.running = null;
-      if (ended && !ac.signal.aborted) this.poke();
+      this.running = null;
+      if (this.stopped || ac.signal.aborted) return;
+      if (ended) this.poke();
+      // A follow that ran a while was a real one: the next starts soon again; one that ended at once backs off.
+      this.backoffMs = this.monotonic() - t0 >= this.restartMs ? RESTART_MIN_MS : Math.min(this.restartMs, this.backoffMs * 2);
+      this.timer = setTimeout(() => this.start(), this.backoffMs);
     };
     this.follow((line) => this.line(line), ac.signal).then(done, () => done(false));
   }
@@ -67,9 +84,11 @@ export class LogWatch {
 
   /** End the follow (the wait is over); never waits for it. */
   stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     this.running?.abort();
     this.running = null;
-    this.lastStart = Infinity;
   }
 
   private line(text: string): void {

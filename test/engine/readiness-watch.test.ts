@@ -56,6 +56,32 @@ describe('readiness follows the server log', () => {
     assert.ok(last && last.elapsedMs < NEVER_MS, 'ended before the fallback probe was due');
   });
 
+  it('a follow that cannot run yet (start.sh still creating the container) starts again by itself, and its line still wakes the wait', async () => {
+    let probes = 0;
+    let follows = 0;
+    let serving = false;
+    let emit: ((line: string) => void) | null = null;
+    const { deps } = fakeDeps(
+      {
+        probeReadiness: async () => (++probes, serving ? { ready: true, httpStatus: 200, detail: 'ok' } : { ready: false, httpStatus: null, detail: 'refused' }),
+        followServerLog: async (_s, _p, onLine, o) => {
+          if (++follows < 3) return false; // no such container yet
+          emit = onLine;
+          return new Promise<boolean>((resolve) => o?.signal?.addEventListener('abort', () => resolve(false)));
+        },
+      },
+      { readinessProbeMs: NEVER_MS },
+    );
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const done = env.run(createActivities(deps).pollReadiness, plan);
+    await until(() => emit !== null);
+    serving = true;
+    emit!('INFO:     Application startup complete.');
+    assert.equal(((await done) as { ready: boolean }).ready, true);
+    assert.equal(follows, 3);
+    assert.equal(probes, 2);
+  });
+
   it('a followed log that ends (the container stopped) probes at once, and the probe fails fast', async () => {
     let probes = 0;
     let end: (ended: boolean) => void = () => undefined;
