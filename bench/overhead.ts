@@ -8,6 +8,7 @@
  *
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/overhead.js [reps]
  */
+import type { temporal } from '@temporalio/proto';
 import { openSession } from '../runtime/node/connect.js';
 import type { UpPlan } from '../runtime/model/index.js';
 import { startStack, type Stack } from '../test/helpers/stack.js';
@@ -16,9 +17,41 @@ import { median, printTable, round, runMain, timeMs, writeResult } from './lib.j
 
 const REPS = Number(process.argv[2] ?? 5);
 
+type Event = temporal.api.history.v1.IHistoryEvent;
+const ms = (e: Event | undefined): number => Number(e?.eventTime?.seconds ?? 0) * 1000 + Math.floor((e?.eventTime?.nanos ?? 0) / 1e6);
+
+/**
+ * Where a deploy's time went, from its history: in activities (started -> completed), waiting for a worker
+ * (scheduled -> started), and between an activity's end and the next one's scheduling (the workflow task).
+ */
+function breakdown(events: Event[]): { activities: number; inActivitiesMs: number; dispatchMs: number; workflowTaskMs: number } {
+  const byId = new Map(events.map((e) => [Number(e.eventId), e]));
+  let inActivitiesMs = 0;
+  let dispatchMs = 0;
+  let workflowTaskMs = 0;
+  let activities = 0;
+  let lastEnd: number | null = null;
+  for (const e of events) {
+    if (e.activityTaskScheduledEventAttributes && lastEnd !== null) workflowTaskMs += ms(e) - lastEnd;
+    const c = e.activityTaskCompletedEventAttributes;
+    if (!c) continue;
+    const started = byId.get(Number(c.startedEventId));
+    const scheduled = byId.get(Number(c.scheduledEventId));
+    activities += 1;
+    inActivitiesMs += ms(e) - ms(started);
+    dispatchMs += ms(started) - ms(scheduled);
+    lastEnd = ms(e);
+  }
+  return { activities, inActivitiesMs, dispatchMs, workflowTaskMs };
+}
+
+let lastBreakdown: ReturnType<typeof breakdown> | null = null;
+
 async function temporalUp(stack: Stack, plan: UpPlan): Promise<void> {
-  const out = await stack.outcome(await stack.start(plan));
+  const handle = await stack.start(plan);
+  const out = await stack.outcome(handle);
   if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
+  lastBreakdown = breakdown((await handle.fetchHistory()).events ?? []);
 }
 
 async function main(): Promise<void> {
@@ -28,6 +61,7 @@ async function main(): Promise<void> {
     // Warm both nodes up once (first container, first connection, JIT) so every measured rep is alike.
     await temporalUp(stack, stack.planUp('simT'));
     const session = await openSession(stack.planUp('simF').target);
+    const fullParts: ReturnType<typeof breakdown>[] = [];
     const times: Record<string, number[]> = { 'floor same': [], 'temporal same': [], 'floor full': [], 'floor full 1s poll': [], 'temporal full': [] };
     try {
       await floorUp(session, stack, stack.planUp('simF'), true, -1);
@@ -35,6 +69,7 @@ async function main(): Promise<void> {
         times['floor full']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF', 'best', { restart: true }), true, rep))).ms);
         times['floor full 1s poll']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF', 'best', { restart: true }), true, rep + 1000, 1000))).ms);
         times['temporal full']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT', 'best', { restart: true })))).ms);
+        if (lastBreakdown) fullParts.push(lastBreakdown);
         times['floor same']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF'), false, rep))).ms);
         times['temporal same']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT')))).ms);
       }
@@ -52,6 +87,13 @@ async function main(): Promise<void> {
     writeResult('overhead', {
       reps: REPS,
       rows: rows.map((r) => ({ ...r, floorMs: round(r.floorMs, 1), temporalMs: round(r.temporalMs, 1), ratio: round(r.ratio, 2), met: r.goal === '<= 1.5' ? r.ratio <= 1.5 : null })),
+      // Median over the full ups of where their time went (history event times, ms).
+      fullUpParts: fullParts.length === 0 ? null : {
+        activities: fullParts[0]?.activities,
+        inActivitiesMs: round(median(fullParts.map((p) => p.inActivitiesMs)), 0),
+        dispatchMs: round(median(fullParts.map((p) => p.dispatchMs)), 0),
+        workflowTaskMs: round(median(fullParts.map((p) => p.workflowTaskMs)), 0),
+      },
       samplesMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
     });
   } finally {
