@@ -17,6 +17,8 @@ import { until } from '../helpers/until.js';
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
+/** The backup the refusal test edits by hand (after the header was written), which the --force test restores. */
+let edited = '';
 const stateDir = () => path.join(dir, 'state');
 
 async function nodeState(node: string): Promise<NodeState> {
@@ -146,11 +148,11 @@ test('refused before anything stops: a hand-edited backup, an old .env pulse nev
   const node = sim!.node('simA');
   const starts = node.startShCalls().length;
   const before = await readFile(node.envPath, 'utf8');
-  const edited = (await backups('simA')).at(-1)!;
+  edited = (await backups('simA')).at(-1)!;
   await writeFile(edited, (await readFile(edited, 'utf8')).replace(/^MAX_NUM_SEQS=.*$/m, 'MAX_NUM_SEQS="64"'));
   const a = await runCli(['model', 'rollback', '--node', 'simA', '--to', edited], env);
   assert.notEqual(a.code, 0);
-  assert.match(a.stdout + a.stderr, /edited after pulse wrote it/);
+  assert.match(a.stdout + a.stderr, /edited after pulse wrote it; nothing was stopped \(add --force to restore it as it is\)/);
 
   const old = path.join(node.recipeDir, '.env.pulse-bak-20200101T000000Z');
   await writeFile(old, 'MAX_NUM_SEQS=4\nMODEL=/models/x\n');
@@ -168,4 +170,19 @@ test('refused before anything stops: a hand-edited backup, an old .env pulse nev
   assert.notEqual(c.code, 0);
   assert.match(c.stdout + c.stderr, /simB is protected; add --yes/);
   assert.equal(sim!.node('simB').startShCalls().length, 0, 'simB untouched');
+});
+
+test('rollback --force restores the hand-edited backup as it is, and its check step says what it was forced past', async () => {
+  assert.ok(edited, 'the refusal test edited a backup');
+  const node = sim!.node('simA');
+  const starts = node.startShCalls().length;
+  const bytes = await readFile(edited, 'utf8');
+  const r = await runCli(['model', 'rollback', '--node', 'simA', '--to', edited, '--force'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /check backup on simA \([^)]*\): \S+ from \S+ \(forced: its assignment lines hash to [0-9a-f]{12}, its pulse header says [0-9a-f]{12}: it was edited after pulse wrote it\)/, r.stdout);
+  assert.match(r.stdout, /rollback (\S+ )?on simA: ok, node up/, r.stdout);
+  assert.equal(node.startShCalls().length, starts + 1, 'one start.sh');
+  assert.equal(await readFile(node.envPath, 'utf8'), bytes, 'the exact bytes of the edited backup');
+  assert.match(bytes, /^MAX_NUM_SEQS="64"$/m);
+  assert.equal((await nodeState('simA')).state, 'up');
 });
