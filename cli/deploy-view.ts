@@ -8,6 +8,7 @@ import { followDeploy, matchBackgroundWorker, startDeploy, workerPolls, type Dep
 import { workerLogPath } from './deploy-client/worker-log.js';
 import { backgroundPid, detachedWorker, detachLines, detachWayOut } from './detach-view.js';
 import { exitCodeOf } from './exit-codes.js';
+import type { FailureFacts } from './failure-block.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { ProgressPrinter } from './progress-printer.js';
 import { uiHint, uiLink, type PulseTemporal } from './temporal.js';
@@ -26,10 +27,18 @@ export interface ShowRequest {
 }
 
 /** A failed deploy's way out (the container now, its logs): read from the node after the close (cli/failure-block.ts). */
-async function wayOut(o: FollowOutcome, req: ShowRequest): Promise<string[]> {
-  if (o.kind !== 'closed' || o.result?.ok || o.result?.state === 'unchanged') return [];
-  const { failureFacts, failureBlockLines } = await import('./failure-block.js');
-  return failureBlockLines(await failureFacts(req.node, req.nodes));
+async function wayOut(o: FollowOutcome, req: ShowRequest): Promise<FailureFacts | null> {
+  if (o.kind !== 'closed' || o.result?.ok || o.result?.state === 'unchanged') return null;
+  const { failureFacts } = await import('./failure-block.js');
+  return failureFacts(req.node, req.nodes);
+}
+
+/** --json: the DeployResult, and on a failure the block the text prints under FAILED, as fields (`failure`). */
+async function jsonOf(o: FollowOutcome & { kind: 'closed' }, facts: FailureFacts | null): Promise<object> {
+  if (!o.result) return { ok: false, error: o.error };
+  if (o.result.ok) return o.result;
+  const { failureJson } = await import('./failure-block.js');
+  return { ...o.result, failure: failureJson(o.result, facts) };
 }
 
 /** Follows the run and prints it as it goes, then its result; returns the exit code (0 only on success). */
@@ -46,6 +55,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
     ac.abort();
   };
   process.on('SIGINT', onSigint);
+  let facts: FailureFacts | null = null;
   try {
     const { outcome, othersOpen } = await followDeploy(t, ref, {
       printer,
@@ -55,7 +65,11 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
       verbose: req.verbose,
       whileOpen: async (o, role) => {
         if (o.kind === 'detached') for (const l of await detachLines(t, ref, req.node, role, o)) printer.line(l);
-        else printer.outcome(o, ref.what, await wayOut(o, req));
+        else {
+          facts = await wayOut(o, req);
+          const { failureBlockLines } = await import('./failure-block.js');
+          printer.outcome(o, ref.what, facts ? failureBlockLines(facts) : []);
+        }
         // The log of the worker pulse ran for it: in this process, or the background one beside the embedded server.
         if (o.kind === 'closed' && !o.result?.ok && (role.ranWorker || (await backgroundPid(t, role)) !== null)) printer.line(`  worker log: ${workerLogPath()}`);
         if (o.kind === 'closed' && o.result?.state === 'unchanged') {
@@ -65,7 +79,7 @@ export async function followAndShow(t: PulseTemporal, ref: DeployRef, req: ShowR
       },
     });
     if (othersOpen > 0) printer.note(`${othersOpen} other deploy(s) still open: they continue when \`pulse worker\` or the next pulse command runs`);
-    if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(outcome.result ?? { ok: false, error: outcome.error }, null, 2) + '\n');
+    if (req.json && outcome.kind === 'closed') process.stdout.write(JSON.stringify(await jsonOf(outcome, facts), null, 2) + '\n');
     return exitCodeOf(outcome);
   } finally {
     printer.close();

@@ -5,6 +5,7 @@
  * says is read after the deploy closed, read-only (status.sh without HTTP, logs.sh) over one pooled connection;
  * a node that does not answer is said so, never thrown.
  */
+import type { DeployResult } from '../runtime/model/index.js';
 import type { NodeStatus } from '../runtime/status/types.js';
 import type { LogsSource } from '../runtime/status/logs.js';
 
@@ -96,4 +97,54 @@ export function failureBlockLines(f: FailureFacts): string[] {
     lines.push(`the container log has no lines${f.problem ? ` (${f.problem})` : ''}`);
   }
   return lines;
+}
+
+/** The failure block of `--json` (up, down, rollback, watch): what the text prints under FAILED, as fields. */
+export interface FailureJson {
+  /** The step that failed (its name in `steps`), or null when the deploy failed outside a step. */
+  step: string | null;
+  /** The ApplicationFailure type of the first error (Timeout, Refused, VerifyFailed, Cancelled...). */
+  errorType: string | null;
+  /** The first error, without the step's name in front. */
+  message: string;
+  /** What the compensation did (null: it did not run, e.g. the deploy failed before the stop began). */
+  compensated: { nodeMarkedFailed: true; endpointDisabled: true } | null;
+  backupPath: string | null;
+  /** The command that brings the previous profile back (null when an automatic rollback already did). */
+  rollbackCommand: string | null;
+  /** The node read after the close (null: not read, the deploy changed nothing there). */
+  node: {
+    answered: boolean;
+    problem: string | null;
+    container: { name: string; state: string; running: boolean; exitMeaning: string | null } | null;
+    memAvailableGiB: number | null;
+    memTotalGiB: number | null;
+    startLog: string | null;
+    /** The container log's last lines, redacted on the node (as the text block prints them). */
+    logLines: string[];
+  } | null;
+}
+
+/** The failure block of a failed result as --json fields; `facts`: what the node said (null when it was not read). */
+export function failureJson(r: DeployResult, facts: FailureFacts | null): FailureJson {
+  const step = r.steps.find((s) => !s.ok)?.step ?? null;
+  const error = r.error ?? 'deploy failed';
+  const c = facts?.status?.container;
+  return {
+    step,
+    errorType: r.errorType ?? null,
+    message: step !== null && error.startsWith(`${step}: `) ? error.slice(step.length + 2) : error,
+    compensated: r.compensated === true ? { nodeMarkedFailed: true, endpointDisabled: true } : null,
+    backupPath: r.backupPath,
+    rollbackCommand: r.rollback?.ok ? null : r.rollbackCommand,
+    node: facts === null ? null : {
+      answered: facts.status?.answered === true,
+      problem: facts.problem,
+      container: c ? { name: c.name, state: c.state, running: c.running, exitMeaning: c.exitMeaning } : null,
+      memAvailableGiB: facts.status?.memory?.availableGiB ?? null,
+      memTotalGiB: facts.status?.memory?.totalGiB ?? null,
+      startLog: facts.startLog,
+      logLines: facts.lines,
+    },
+  };
 }

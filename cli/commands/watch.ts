@@ -21,7 +21,8 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
       throw new PulseError('usage', `no deploy has run on ${opts.node}`, { hint: `start one with: pulse model up <profile> --node ${opts.node}` });
     }
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
-    if (!last.running) process.stdout.write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
+    // (--json: on stderr, so stdout is only the JSON.)
+    if (!last.running) (opts.json ? process.stderr : process.stdout).write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
     return await followAndShow(t, last, { node: opts.node, json: opts.json, verbose: opts.verbose, quiet: opts.quiet, closed: !last.running, nodes: opts.nodes });
   } finally {
     await t.close();

@@ -11,6 +11,7 @@ export const watch: Registration = (model, run) => {
     .option('--node <node>', 'node name from nodes.json (required)')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .option('--json', 'machine-readable output: the result as up --json prints it')
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node', cmd) };
       await run(() => import('../commands/watch.js'), opts);

@@ -7,7 +7,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopBackgroundWorker } from '../../cli/background-worker.js';
 import { stopEmbeddedServer } from '../../cli/embedded-server.js';
@@ -15,6 +15,8 @@ import { pidAlive } from '../../runtime/pid.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
+import type { FailureJson } from '../../cli/failure-block.js';
+import { SECRETS, secretNeedles } from '../engine/secrets.js';
 
 let sim: Sim | null = null;
 let dir = '';
@@ -77,7 +79,11 @@ test('down stops the server and the node state says down', async () => {
   assert.equal(sim!.node('simA').containers().filter((c) => c.State.Running).length, 0);
 });
 
-test('a never-ready node ends failed, endpoint disabled, with the backup path and the rollback command on screen', async () => {
+test('a never-ready node ends failed, endpoint disabled, with the backup path and the rollback command on screen (and in watch --json)', async () => {
+  // Secret lines on the node (carried by every up): neither the text block nor its --json may show their values.
+  const n = sim!.node('simB');
+  const sample = await readFile(path.join(n.recipeDir, '.env.sample'), 'utf8');
+  await writeFile(n.envPath, `${sample}\nAPI_KEY=${SECRETS.API_KEY}\nHF_TOKEN=${SECRETS.HF_TOKEN}\n`, { mode: 0o600 });
   const first = await runCli(['model', 'up', 'datagen', '--node', 'simB'], env);
   assert.equal(first.code, 0, first.stdout + first.stderr);
   sim!.node('simB').setFailure('never-ready');
@@ -103,6 +109,26 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   // The SDK's "[WARN] Activity failed { sdkComponent: 'worker', ... stack }" lines go to the worker log, not here.
   assert.doesNotMatch(r.stdout + r.stderr, /\[WARN\]|sdkComponent|^\s+at .+:\d+:\d+\)?$/m, r.stdout + r.stderr);
   assert.match(r.stdout, /worker log: .*logs\/worker\.log/);
+
+  // The same block as fields: watch --json of the closed deploy (up --json prints it through the same code).
+  const w = await runCli(['model', 'watch', '--node', 'simB', '--json'], env);
+  assert.notEqual(w.code, 0, w.stdout + w.stderr);
+  assert.ok(w.stdout.trimStart().startsWith('{'), `only the JSON on stdout:\n${w.stdout}\n${w.stderr}`);
+  const j = JSON.parse(w.stdout) as { ok: boolean; failure?: FailureJson };
+  const f = j.failure;
+  assert.ok(f, w.stdout);
+  assert.equal(f.step, 'readiness');
+  assert.equal(f.errorType, 'Timeout');
+  assert.ok(f.message.length > 0 && !f.message.startsWith('readiness:'), f.message);
+  assert.ok(block.includes(`readiness: ${f.message}`), `the message the text printed:\n${block}\n${f.message}`);
+  assert.deepEqual(f.compensated, { nodeMarkedFailed: true, endpointDisabled: true });
+  assert.equal(f.backupPath, state.backupPath);
+  assert.equal(f.rollbackCommand, 'pulse model up datagen --node simB');
+  assert.ok(f.node?.answered, w.stdout);
+  assert.equal(f.node.container?.name, 'vllm-qwen38');
+  assert.match(f.node.startLog ?? '', /\/logs\/pulse-up-\d{8}T\d{6}Z\.log$/);
+  assert.ok(f.node.logLines.length > 0 && f.node.memTotalGiB !== null, w.stdout);
+  for (const secret of secretNeedles()) assert.ok(!(r.stdout + r.stderr + w.stdout + w.stderr).includes(secret), 'no secret value in the output');
   sim!.node('simB').setFailure('none');
 });
 
