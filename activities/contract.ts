@@ -23,6 +23,9 @@ import type {
   UpPlan,
   UpPlanRef,
   VerifyResult,
+  WatchdogCheck,
+  WatchdogOutcome,
+  WatchdogRequest,
   WriteEnvResult,
 } from '../runtime/model/index.js';
 
@@ -143,4 +146,8 @@ export interface PulseActivities {
   publishState(input: StateInput): Promise<PublishResult>;
   /** Compensation: the node state says failed and the gateway fragment disables its endpoint. */
   markFailed(input: StateInput): Promise<PublishResult>;
+  /** The watchdog's read-only check of a node (its node queue): what status sees, HTTP only where allowed. */
+  watchdogProbe(request: WatchdogRequest): Promise<WatchdogCheck>;
+  /** The watchdog's record in the node state (the state queue): verdict, streak, endpoint, whether to heal now. */
+  watchdogRecord(input: { request: WatchdogRequest; check: WatchdogCheck | null }): Promise<WatchdogOutcome>;
 }

@@ -10,11 +10,12 @@ import { publishActivities } from './publish.js';
 import { rollbackActivities } from './rollback.js';
 import { rolloutActivities, type RolloutActivities } from './rollout.js';
 import { waitActivities } from './waits.js';
+import { watchdogActivities } from './watchdog.js';
 
 export type { PulseActivities } from './contract.js';
 export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogger } from './deps.js';
 
 /** The activities object a Worker registers. */
 export function createActivities(deps: ActivityDeps): PulseActivities & RolloutActivities {
-  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps), ...rollbackActivities(deps), ...rolloutActivities(deps) };
+  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps), ...rollbackActivities(deps), ...rolloutActivities(deps), ...watchdogActivities(deps) };
 }

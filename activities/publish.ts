@@ -8,6 +8,13 @@ import { nextLastKnownGood } from '../runtime/last-good.js';
 import { readinessHistoryAfter, readinessOnStart } from './readiness-history.js';
 import { redactSecrets, toFailure } from './errors.js';
 
+/** A deploy keeps the watchdog's record (its heal budget); a verified up clears its endpoint disable and its stop. */
+function watchdogAfter(old: NodeState | null, state: NodeState['state']): Pick<NodeState, 'watchdog'> {
+  const w = old?.watchdog;
+  if (!w) return {};
+  return { watchdog: state === 'up' ? { ...w, disabled: null, gaveUp: null } : w };
+}
+
 async function publish(deps: ActivityDeps, input: StateInput, failed = false): Promise<PublishResult> {
   const { workflowExecution, attempt } = Context.current().info;
   // The node, the profile and the fleet of the gateway file are the worker's own (activities/authority.ts).
@@ -30,6 +37,7 @@ async function publish(deps: ActivityDeps, input: StateInput, failed = false): P
       at,
       lastKnownGood: nextLastKnownGood(old, change, at, workflowId),
       ...readinessHistoryAfter(old, fields, input, at),
+      ...watchdogAfter(old, fields.state),
     };
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);

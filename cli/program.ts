@@ -11,9 +11,10 @@ import { down, rollback, up } from './program/deploy.js';
 import { cancel, watch } from './program/follow.js';
 import { diff, fragment, history, logs, profiles, smoke, status } from './program/inspect.js';
 import { completion, tunnel, worker } from './program/services.js';
+import { watchdog } from './program/watchdog.js';
 
 /** `pulse model <verb>`, in the order help lists them. */
-const MODEL_VERBS: Registration[] = [profiles, up, down, rollback, status, smoke, fragment, watch, cancel, diff, logs, history];
+const MODEL_VERBS: Registration[] = [profiles, up, down, rollback, status, smoke, fragment, watch, cancel, diff, logs, history, watchdog];
 /** `pulse <verb>` beside `model`. */
 const ROOT_VERBS: Registration[] = [worker, tunnel, completion];
 

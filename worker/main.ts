@@ -70,7 +70,7 @@ export interface PulseWorker {
 }
 
 /** The state activities: they write $PULSE_STATE_DIR, so they run only where the gateway queue is polled. */
-const STATE_ACTIVITIES = ['publishState', 'markFailed', 'planRolloutNode', 'guardRolloutStep'] as const;
+const STATE_ACTIVITIES = ['publishState', 'markFailed', 'planRolloutNode', 'guardRolloutStep', 'watchdogRecord'] as const;
 
 function split(acts: PulseActivities): { node: Partial<PulseActivities>; state: Partial<PulseActivities> } {
   const node: Record<string, unknown> = { ...acts };

@@ -17,8 +17,9 @@ import { createServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { Server } from 'node:http';
 import { Context } from '@temporalio/activity';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PulseActivities } from '../activities/contract.js';
+import type { WatchdogOutcome } from '../runtime/model/index.js';
 import { PulseError } from '../runtime/errors.js';
 
 /** The step label of each activity (the names the CLI and RUNTIME.md use). */
@@ -37,6 +38,8 @@ const STEP_OF: Record<keyof PulseActivities, string> = {
   publishState: 'publish',
   markFailed: 'compensate',
   planRollback: 'backup',
+  watchdogProbe: 'watchdog-check',
+  watchdogRecord: 'watchdog-record',
 };
 
 /** pulse's own metrics in their own registry (no prom-client globals: tests build several). */
@@ -61,6 +64,40 @@ export class PulseMetrics {
     buckets: [1, 5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 2700, 3600],
     registers: [this.registry],
   });
+  readonly watchdogVerdict = new Gauge({
+    name: 'pulse_watchdog_verdict',
+    help: 'The watchdog\'s judged verdict per node: 1 for the current one (ok or down), 0 for the other (on the worker that records it: the gateway host)',
+    labelNames: ['node', 'verdict'] as const,
+    registers: [this.registry],
+  });
+  readonly watchdogStreak = new Gauge({
+    name: 'pulse_watchdog_streak',
+    help: 'Checks in a row with the current verdict, per node',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly watchdogHeals = new Counter({
+    name: 'pulse_watchdog_heals_total',
+    help: 'Heals the watchdog started (a rollback to last known good), per node',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly watchdogStopped = new Gauge({
+    name: 'pulse_watchdog_healing_stopped',
+    help: '1 while the heal budget of the node is spent (healing stopped, node marked failed), else 0',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+}
+
+/** The watchdog's record after one run (activities/watchdog.ts watchdogRecord). */
+function observeWatchdog(m: PulseMetrics, o: WatchdogOutcome): void {
+  const r = o.record;
+  if (!r || r.judged === null) return;
+  for (const v of ['ok', 'down'] as const) m.watchdogVerdict.set({ node: o.node, verdict: v }, r.judged === v ? 1 : 0);
+  m.watchdogStreak.set({ node: o.node }, r.streak);
+  m.watchdogStopped.set({ node: o.node }, r.gaveUp ? 1 : 0);
+  if (o.heal) m.watchdogHeals.inc({ node: o.node });
 }
 
 /** Where the wait's clock stood when this attempt began: `now` minus what earlier attempts measured (wait.ts). */
@@ -70,6 +107,7 @@ function firstAttemptStartMs(now: number): number {
 }
 
 function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unknown, result: unknown, startMs: number): void {
+  if (name === 'watchdogRecord') observeWatchdog(m, result as WatchdogOutcome);
   if (name === 'pollReadiness') m.readinessWait.observe((Date.now() - startMs) / 1000);
   if (name === 'runPreflight' && (result as { ok?: boolean }).ok === false) m.deploys.inc({ action: 'up', result: 'preflight_failed' });
   const s = input as { state?: string; action?: string };

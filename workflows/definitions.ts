@@ -44,6 +44,7 @@ export const UP_WORKFLOW = 'upWorkflow';
 export const DOWN_WORKFLOW = 'downWorkflow';
 export const ROLLBACK_WORKFLOW = 'rollbackWorkflow';
 export const ROLLOUT_WORKFLOW = 'rolloutWorkflow';
+export const WATCHDOG_WORKFLOW = 'watchdogWorkflow';
 
 /** The workflow ID of an up's automatic rollback (a child: the up still holds `workflowIdFor(node)`). */
 export function rollbackChildId(parentWorkflowId: string): string {

@@ -3,3 +3,4 @@ export { upWorkflow } from './up.js';
 export { downWorkflow } from './down.js';
 export { rollbackWorkflow } from './rollback.js';
 export { rolloutWorkflow } from './rollout.js';
+export { watchdogWorkflow } from './watchdog.js';

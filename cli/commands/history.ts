@@ -1,7 +1,7 @@
 /** `pulse model history [--node] [--limit] [--json]`: past deploys from Temporal visibility, newest first. */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
-import type { DeployResult } from '../../runtime/model/index.js';
+import type { DeployResult, WatchdogOutcome } from '../../runtime/model/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
@@ -33,9 +33,11 @@ export interface HistoryRow {
 
 /** Visibility query for pulse deploys, optionally of one node (node names are checked: they go into the query). */
 export function historyQuery(node: string | undefined): string {
-  const base = "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow')";
+  // A watchdog run is a row only when it changed the node's verdict (workflows/watchdog.ts upserts PulseOutcome then).
+  const watchdog = "(WorkflowType = 'watchdogWorkflow' AND PulseOutcome IN ('watchdog-ok', 'watchdog-down'))";
+  const base = `(WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow') OR ${watchdog})`;
   // A rollout names no one node (its children do, each under its node): it is listed only without --node.
-  if (node === undefined) return "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow', 'rolloutWorkflow')";
+  if (node === undefined) return `(WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow', 'rolloutWorkflow') OR ${watchdog})`;
   if (!/^[A-Za-z0-9._-]+$/.test(node)) throw new PulseError('usage', `--node: "${node}" is not a valid node name`);
   return `${base} AND PulseNode = '${node}'`;
 }
@@ -45,6 +47,9 @@ type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid
 function outcomeOf(r: unknown): Outcome | null {
   const rollout = rolloutOutcome(r);
   if (rollout) return rollout;
+  if (r && typeof r === 'object' && 'summary' in r && 'verdict' in r) {
+    return { result: String((r as WatchdogOutcome).summary), ok: null, nodeState: null, error: null, undid: null };
+  }
   if (!r || typeof r !== 'object' || !('ok' in r)) return null;
   const d = r as DeployResult;
   const result = d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;

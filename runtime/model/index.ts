@@ -9,3 +9,4 @@ export type * from './step-results.js';
 export type * from './progress.js';
 export type * from './deploy-result.js';
 export type * from './rollout.js';
+export type * from './watchdog.js';

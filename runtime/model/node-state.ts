@@ -30,6 +30,37 @@ export interface NodeState {
   lastKnownGood?: LastKnownGood | null;
   /** Readiness durations of the node's recent successful starts (runtime/readiness-eta.ts; absent in older files). */
   readinessHistory?: ReadinessSample[];
+  /** The scheduled health watch's record (`pulse model watchdog`; runtime/watchdog.ts); absent while none ran. */
+  watchdog?: WatchdogRecord | null;
+}
+
+/** One watchdog check's word: ok, down, or skipped (a deploy holds the node, nothing deployed to watch). */
+export type WatchdogVerdict = 'ok' | 'down' | 'skipped';
+
+/** What the watchdog keeps in nodes/<node>.json between its scheduled runs (the worker writes it). */
+export interface WatchdogRecord {
+  /** The last check (ISO) and its verdict; `reason` says why it is down or skipped. */
+  at: string;
+  verdict: WatchdogVerdict;
+  reason: string | null;
+  /** The verdict that counts (ok or down): skipped checks leave it, its start and its streak alone. */
+  judged: 'ok' | 'down' | null;
+  /** When `judged` began (ISO), and how many checks in a row have said it. */
+  since: string | null;
+  streak: number;
+  /** Checks since the last heal (a heal needs N failed checks after it too). */
+  sinceHeal: number;
+  /** The watchdog disabled the gateway endpoint (after N failed checks in a row) until N good ones; the file says why. */
+  disabled: string | null;
+  /** The times (ISO) of the heals of the last hour, oldest first, and how many heals in all. */
+  heals: string[];
+  healsTotal: number;
+  /** Healing stopped: the heal budget is spent (why, one line); cleared when the node checks ok again. */
+  gaveUp: string | null;
+  /** The last check's notes that do not make the node down (.env drift, memory, restart count). */
+  notes: string[];
+  /** Docker's RestartCount at the last check (a growth is a note). */
+  restartCount: number | null;
 }
 
 /**

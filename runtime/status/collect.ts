@@ -77,6 +77,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
     lastKnownGood: state?.lastKnownGood ?? null,
+    watchdog: state?.watchdog ?? null,
     deploy: null, lock: null, gpuProbe: null, tunnel: null, verdict: 'unreachable', healthy: false, warnings: [],
   };
 }

@@ -6,6 +6,7 @@
 import { duration, utc } from '../format.js';
 import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
+import { watchdogLine } from '../watchdog.js';
 
 /** The detail key of a link line: printed whole, the one kind of line that may pass WIDTH. */
 const LINK = 'ui';
@@ -82,6 +83,7 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   out.push(['last', l ? `${l.action} ${l.profile ?? ''} → ${l.state} at ${utc(l.at)}${l.error ? `: ${l.error}` : ''}` : 'no saved state']);
   const good = s.lastKnownGood;
   if (good) out.push(['last good', `${good.profile} (sha256 ${good.identity.sha256.slice(0, 12)}) verified at ${utc(good.at)}, ${good.backupPath ? `kept in ${good.backupPath}` : 'the live .env'}`]);
+  if (s.watchdog) out.push(['watchdog', watchdogLine(s.watchdog, now)]);
   if (s.deploy) out.push(['deploy', deployText(s.deploy)]);
   if (s.deploy?.uiUrl) out.push([LINK, s.deploy.uiUrl]);
   const t = s.tunnel;

@@ -3,7 +3,7 @@
  * without a new `version`. Every field is present on every node; what could not be learned is null, with a note
  * saying why.
  */
-import type { LastKnownGood, NodeLock, NodeStateKind, ReadinessEstimate, ServerPhase } from '../model/index.js';
+import type { LastKnownGood, NodeLock, WatchdogRecord, NodeStateKind, ReadinessEstimate, ServerPhase } from '../model/index.js';
 import type { LogConfigStatus } from './log-config.js';
 import type { TunnelStatus } from '../tunnel/health.js';
 
@@ -164,6 +164,8 @@ export interface NodeStatus {
   lastDeploy: LastDeploy | null;
   /** The last verified up (runtime/last-good.ts): what `rollback` without --to goes back to. null: none saved. */
   lastKnownGood: LastKnownGood | null;
+  /** The scheduled health watch's last record (`pulse model watchdog`; runtime/watchdog.ts): null while none ran. */
+  watchdog: WatchdogRecord | null;
   deploy: DeployInProgress | null;
   /**
    * The node's deploy lock of the primary recipe (any controller's deploy): null when there is none or it could not

@@ -83,7 +83,7 @@ test('rollback hint from the saved node state', () => {
 });
 
 test('history query filters by node and refuses a name that could break the query', () => {
-  assert.equal(historyQuery('spark2'), "WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow') AND PulseNode = 'spark2'");
+  assert.equal(historyQuery('spark2'), "(WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow') OR (WorkflowType = 'watchdogWorkflow' AND PulseOutcome IN ('watchdog-ok', 'watchdog-down'))) AND PulseNode = 'spark2'");
   assert.throws(() => historyQuery("x' OR '1'='1"), /not a valid node name/);
 });
 

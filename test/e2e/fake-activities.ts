@@ -88,6 +88,12 @@ export const fakeActivities: PulseActivities = {
   async planRollback() {
     throw new Error('no rollback in this fake');
   },
+  async watchdogProbe() {
+    throw new Error('no watchdog in this fake');
+  },
+  async watchdogRecord() {
+    throw new Error('no watchdog in this fake');
+  },
   async acquireNodeLock() {
     return { lock: null };
   },

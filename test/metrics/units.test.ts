@@ -127,6 +127,26 @@ describe('metrics', () => {
     assert.equal(count('preflight'), 1);
   });
 
+  it('the watchdog: verdict per node (1 for the current, 0 for the other), streak, heals started, healing stopped', async () => {
+    const m = new PulseMetrics();
+    const rec = { judged: 'down', streak: 4, gaveUp: null };
+    let out: unknown = { node: 'spark2', record: rec, heal: { backup: '/r/.env', renderedAt: 't' } };
+    const acts = instrumentActivities(fake({ watchdogRecord: async () => out }), m);
+    const env = new MockActivityEnvironment();
+    await env.run(() => acts.watchdogRecord({} as never));
+    out = { node: 'spark2', record: { ...rec, streak: 5, gaveUp: 'heal budget spent' }, heal: null };
+    await env.run(() => acts.watchdogRecord({} as never));
+    assert.equal(await value(m, 'pulse_watchdog_verdict', { node: 'spark2', verdict: 'down' }), 1);
+    assert.equal(await value(m, 'pulse_watchdog_verdict', { node: 'spark2', verdict: 'ok' }), 0);
+    assert.equal(await value(m, 'pulse_watchdog_streak', { node: 'spark2' }), 5);
+    assert.equal(await value(m, 'pulse_watchdog_heals_total', { node: 'spark2' }), 1);
+    assert.equal(await value(m, 'pulse_watchdog_healing_stopped', { node: 'spark2' }), 1);
+    out = { node: 'spark2', record: { judged: 'ok', streak: 1, gaveUp: null }, heal: null };
+    await env.run(() => acts.watchdogRecord({} as never));
+    assert.equal(await value(m, 'pulse_watchdog_verdict', { node: 'spark2', verdict: 'down' }), 0);
+    assert.equal(await value(m, 'pulse_watchdog_healing_stopped', { node: 'spark2' }), 0);
+  });
+
   it('a failed attempt is timed but counts no deploy; a resumed readiness wait is measured from its first attempt', async () => {
     const m = new PulseMetrics();
     const acts = instrumentActivities(fake({ publishState: async () => Promise.reject(new Error('disk full')) }), m);

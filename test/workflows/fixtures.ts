@@ -72,6 +72,12 @@ export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) 
     planRollback: async () => {
       throw new Error('no rollback in this fake');
     },
+    watchdogProbe: async () => {
+      throw new Error('no watchdog in this fake');
+    },
+    watchdogRecord: async () => {
+      throw new Error('no watchdog in this fake');
+    },
     acquireNodeLock: async () => ({ lock: null }),
     releaseNodeLock: async () => ({ lock: null }),
     runPreflight: async () => pre,
