@@ -25,7 +25,8 @@ export class LogWatch {
   private backoffMs = RESTART_MIN_MS;
   private timer: NodeJS.Timeout | null = null;
   private pending = false;
-  private wake: (() => void) | null = null;
+  private next: Promise<void> | null = null;
+  private resolveNext: () => void = () => undefined;
   private seen: { phase?: ServerPhase; lastLine?: string } = {};
   /** Follows started and wakes delivered (for the logs and the tests). */
   readonly counts = { follows: 0, wakes: 0 };
@@ -60,19 +61,19 @@ export class LogWatch {
     this.follow((line) => this.line(line), ac.signal).then(done, () => done(false));
   }
 
-  /** Resolves when something says "probe now" (at once if it already did since the last wake). */
+  /**
+   * Resolves when something says "probe now" (at once if it did since the last consume()). It does not consume the
+   * wake: a pause that lost its race to its sleep leaves the promise behind, and a later poke must still count.
+   */
   woken(): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      this.wake = () => {
-        this.pending = false;
-        this.wake = null;
-        resolve();
-      };
-    });
+    if (this.pending) return Promise.resolve();
+    this.next ??= new Promise((resolve) => (this.resolveNext = resolve));
+    return this.next;
+  }
+
+  /** The wait is about to probe: the wakes so far are answered by it. */
+  consume(): void {
+    this.pending = false;
   }
 
   /** The phase and last line seen since the last call (empty when none). */
@@ -101,6 +102,7 @@ export class LogWatch {
   private poke(): void {
     this.counts.wakes += 1;
     this.pending = true;
-    this.wake?.();
+    this.next = null;
+    this.resolveNext();
   }
 }

@@ -105,6 +105,7 @@ export interface WaitSpec<T> {
 export interface WaitWatch {
   ensure(): void;
   woken(): Promise<void>;
+  consume(): void;
   take(): Pick<WaitProgress, 'phase' | 'lastLine'>;
   stop(): void;
 }
@@ -169,6 +170,7 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     cp.attempt += 1;
     const probeStart = spec.monotonic();
     spec.watch?.ensure();
+    spec.watch?.consume(); // this probe answers every wake until now; one during it wakes the next pause at once
     // A probe may take seconds (curl's own limit is 10 s): the wait goes on heartbeating meanwhile.
     const ticker = setInterval(beat, WAIT_BEAT_MS);
     let answer: ProbeAnswer<T | undefined>;

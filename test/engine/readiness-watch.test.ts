@@ -12,6 +12,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities/index.js';
 import type { WaitCheckpoint } from '../../activities/wait.js';
 import { HAND_BACK } from '../../activities/wait.js';
+import { LogWatch } from '../../activities/log-watch.js';
 import { PulseError } from '../../runtime/errors.js';
 import { fakeDeps, workerPlan } from '../workflows/fake-deps.js';
 
@@ -154,5 +155,23 @@ describe('readiness follows the server log', () => {
     const cp = err.details?.[0] as WaitCheckpoint;
     assert.equal(cp.attempt, 5, 'the resumed count goes on from the checkpoint');
     assert.ok(cp.elapsedMs >= 9000 && cp.elapsedMs < NEVER_MS);
+  });
+
+  it('a wake that comes while the wait probes is kept for the next pause, even with an older pause\'s promise left behind', async () => {
+    let emit: (line: string) => void = () => undefined;
+    const w = new LogWatch((onLine) => ((emit = onLine), new Promise<boolean>(() => undefined)), NEVER_MS, () => 0, new AbortController().signal);
+    w.ensure();
+    void w.woken(); // an earlier pause that ended by its sleep: nobody awaits this any more
+    w.consume(); // the next probe starts...
+    emit('INFO:     Application startup complete.'); // ...and the line comes while it runs
+    let woke = false;
+    await Promise.race([w.woken().then(() => (woke = true)), new Promise((r) => setImmediate(r))]);
+    assert.equal(woke, true, 'the next pause ends at once');
+    w.consume();
+    let again = false;
+    void w.woken().then(() => (again = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(again, false, 'consumed by the probe that answered it');
+    w.stop();
   });
 });
