@@ -30,8 +30,9 @@ function wholeNumber(v: string): number {
   return n;
 }
 
-/** Adds --all, --allow-outage and --max-parallel to up or down. */
-export function addRolloutFlags(cmd: Command): Command {
+/** Adds --all, --allow-outage and --max-parallel to up or down (down: also --dry-run, for a rollout only). */
+export function addRolloutFlags(cmd: Command, o: { dryRun?: boolean } = {}): Command {
+  if (o.dryRun) cmd.option('--dry-run', 'rollout (several nodes or --all): print the plan; run nothing');
   return cmd
     .option('--all', 'a rollout over every node of nodes.json: unprotected nodes first, protected last')
     .option('--allow-outage', 'rollout: let a step leave the model with no enabled endpoint in the gateway backend file')
@@ -39,6 +40,11 @@ export function addRolloutFlags(cmd: Command): Command {
 }
 
 type Flags = Record<string, unknown>;
+
+/** down --dry-run on one node: there is no plan to print but the stop itself, so it is refused rather than run. */
+export function refuseSingleDownDryRun(o: Flags): void {
+  if (o['dryRun'] === true) throw new PulseError('usage', '--dry-run on down works only for a rollout (--node a,b,... or --all)');
+}
 
 /** Whether these flags ask for a rollout: --all, or --node with more than one name. */
 export function isRollout(o: Flags): boolean {

@@ -65,6 +65,18 @@ export async function rolloutState(t: PulseTemporal, ref: DeployRef): Promise<{ 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The node's entry once its gate has a verdict (the child closed, then the smoke), or null when the rollout ended first. */
+async function gateOf(t: PulseTemporal, ref: DeployRef, node: string, signal: AbortSignal): Promise<RolloutProgress['nodes'][number] | null> {
+  while (!signal.aborted) {
+    const s = await rolloutState(t, ref);
+    const n = s.progress?.nodes.find((x) => x.node === node);
+    if (n && n.status !== 'running') return n;
+    if (!s.running) return null;
+    await sleep(300);
+  }
+  return null;
+}
+
 /** Follows the rollout (or, detached, says how); returns the exit code of its outcome. */
 export async function followRollout(t: PulseTemporal, ref: DeployRef, o: RolloutFollow): Promise<number> {
   const out = o.json ? process.stderr : process.stdout;
@@ -92,6 +104,8 @@ export async function followRollout(t: PulseTemporal, ref: DeployRef, o: Rollout
         printer.progress(`── ${n.node} (${[...followed].length}/${last?.nodes.length ?? '?'})`);
         const r = await followRun(t.client, n.workflowId, n.runId, { printer, signal: ac.signal });
         printer.outcome(r, `${last?.action ?? ''} on ${n.node}`);
+        const gated = await gateOf(t, ref, n.node, ac.signal);
+        if (gated) printer.progress(`  gate on ${n.node}: ${gated.status}${gated.gate ? ` — ${gated.gate}` : ''}`);
       }
       if (ac.signal.aborted) {
         printer.line('detached: the rollout goes on; follow it again with pulse model watch --node <one of its nodes>');

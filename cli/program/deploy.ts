@@ -4,7 +4,7 @@ import { PulseError } from '../../runtime/errors.js';
 import type * as O from '../options.js';
 import { flag, globals, num, positiveNumber, required, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
-import { addRolloutFlags, isRollout, rolloutOptions } from '../rollout-flags.js';
+import { addRolloutFlags, isRollout, refuseSingleDownDryRun, rolloutOptions } from '../rollout-flags.js';
 
 export const up: Registration = (model, run) => {
   addRolloutFlags(model
@@ -58,9 +58,10 @@ export const down: Registration = (model, run) => {
     .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts'))
+    .option('--verbose', 'show the raw @pulse records of the node scripts'), { dryRun: true })
     .action(async (o: Flags, cmd: Command) => {
       if (isRollout(o)) return run(() => import('../commands/rollout.js'), rolloutOptions(globals(cmd), 'down', null, o));
+      refuseSingleDownDryRun(o);
       const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
       await run(() => import('../commands/down.js'), opts);
     });

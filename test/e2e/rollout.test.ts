@@ -118,15 +118,16 @@ test('a SIGKILLed worker mid-rollout: the rollout resumes and no node is deploye
 
 test('cancel on a rollout stops it after the current node: that node finishes, the next is untouched; history has one row for it', async () => {
   const before = counts();
-  sim!.node('simB').setReadyDelay(3000);
+  // simB's server does not listen until the stop is recorded: the cancel lands while simB is the current node.
+  sim!.node('simB').setControl({ holdReady: true });
   const run = startCli(['model', 'up', 'best', '--node', 'simB,simD', '--restart'], env);
   await until('simB started', () => starts('simB') > before['simB']!, 120_000);
   const c = await runCli(['model', 'cancel', '--node', 'simD'], env);
+  sim!.node('simB').setControl({ holdReady: false });
   assert.equal(c.code, 0, c.stdout + c.stderr);
   assert.match(c.stdout, /stop requested: .* starts no node after the current one/);
   const r = await run.done;
-  sim!.node('simB').setReadyDelay(300);
-  assert.equal(r.code, 13, r.stdout + r.stderr);
+  assert.equal(r.code, 13, `cancel said: ${c.stdout}\n${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /rollout up best: STOPPED/);
   assert.match(r.stdout, /simB +succeeded/);
   assert.match(r.stdout, /simD +skipped/);
