@@ -50,7 +50,7 @@ const ENVIRONMENT: [string, string][] = [
   ['PULSE_TEMPORAL_UI', 'that server\'s Web UI base URL, for links (like --temporal-ui)'],
   ['PULSE_TEMPORAL_PORT', 'gRPC port of the embedded dev server (default 7233)'],
   ['PULSE_METRICS_ADDRESS', 'pulse worker: serve Prometheus metrics there (like --metrics)'],
-  ['PULSE_WORKER_IDLE_S', 'the embedded server\'s background worker exits after this many idle seconds (default 300)'],
+  ['PULSE_WORKER_IDLE_S', 'the embedded server\'s background worker exits after this many idle seconds (default 300; never while a watchdog schedule exists)'],
   ['NO_COLOR', 'no colour in the output'],
 ];
 

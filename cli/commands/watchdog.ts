@@ -58,9 +58,13 @@ async function on(t: PulseTemporal, opts: WatchdogOptions, request: WatchdogRequ
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${Math.max(10, request.everyS)}s` },
     state: { note: `pulse model watchdog on --node ${opts.node}`, triggerImmediately: true },
   });
-  const { workerPolls } = await import('../deploy-client/index.js');
+  const { ensureBackgroundWorker, workerPolls } = await import('../deploy-client/index.js');
+  // The embedded default: a background worker runs the checks, and stays while a watchdog schedule exists.
+  const bg = t.target.embedded ? await ensureBackgroundWorker(t, { nodes: opts.nodes, gateway: true }) : null;
   const served = await workerPolls(t).catch(() => true);
   return [
+    ...(bg && 'pid' in bg ? [`checks run on the background worker (pid ${bg.pid}, log ${bg.logFile}) while a watchdog schedule exists`] : []),
+    ...(bg && 'failed' in bg ? [`warning: no background worker for the checks: ${bg.failed}`] : []),
     `watchdog ${replaced ? 'updated' : 'on'} for ${opts.node}: every ${request.everyS}s, endpoint off after ${request.after} failed check(s) in a row, on again after ${request.after} good one(s)` +
       (request.heal ? `; heals last known good, at most ${request.healsPerHour} an hour` : '; no healing (add --heal)'),
     ...(request.confirmed ? [] : (await nodeConfig(opts)).protected ? [`${opts.node} is protected: container checks only, no HTTP request (turn it on with --yes to allow them)`] : []),

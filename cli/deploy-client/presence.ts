@@ -50,6 +50,14 @@ export async function openDeployNodes(t: PulseTemporal, limit = 5): Promise<stri
   return [...nodes];
 }
 
+/** Number of watchdog schedules (`pulse model watchdog on`): their checks need a worker too. */
+export async function watchdogSchedules(t: Pick<PulseTemporal, 'client'>): Promise<number> {
+  const { watchdogScheduleId } = await import('../../runtime/watchdog.js');
+  let n = 0;
+  for await (const s of t.client.schedule.list()) if (s.scheduleId.startsWith(watchdogScheduleId(''))) n++;
+  return n;
+}
+
 export const PINNED = 1; // temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED
 
 /** The parts of a running deploy's description read here (a WorkflowExecutionDescription). */

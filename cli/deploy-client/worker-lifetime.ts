@@ -1,12 +1,12 @@
 /**
  * When the background worker of the embedded default (cli/background-worker.ts) ends by itself: as soon as the
  * embedded server it serves is gone (its pid: `stopEmbeddedServer`, the demo's cleanup, a test's teardown, a crash),
- * and after PULSE_WORKER_IDLE_S seconds in a row with no deploy open and no step running.
+ * and after PULSE_WORKER_IDLE_S seconds in a row with no deploy open, no step running and no watchdog schedule.
  */
 import { pidAlive } from '../../runtime/pid.js';
 import type { PulseWorker } from '../../worker/main.js';
 import type { PulseTemporal } from '../temporal.js';
-import { openDeploys } from './presence.js';
+import { openDeploys, watchdogSchedules } from './presence.js';
 
 /** After a stop because the server is gone, a shutdown that still waits on it is cut short. */
 const GONE_EXIT_MS = 10_000;
@@ -46,10 +46,11 @@ export function backgroundLifetime(t: PulseTemporal, o: LifetimeOptions): (w: Pu
         }
         if (Date.now() - lastCount < Math.min(5000, o.idleS * 1000)) return;
         lastCount = Date.now();
-        const open = await openDeploys(t).catch(() => 1); // cannot tell: not idle
+        // A watchdog schedule's checks run on this worker: while one exists, the worker is not idle.
+        const open = (await openDeploys(t).catch(() => 1)) || (await watchdogSchedules(t).catch(() => 1)); // cannot tell: not idle
         if (open > 0 || inFlight(w) > 0) idleSince = null;
         else idleSince ??= Date.now();
-        if (idleSince !== null && Date.now() - idleSince >= o.idleS * 1000) end(`no deploy open for ${o.idleS} s (PULSE_WORKER_IDLE_S): exiting; the next pulse command starts a worker again`);
+        if (idleSince !== null && Date.now() - idleSince >= o.idleS * 1000) end(`no deploy open and no watchdog schedule for ${o.idleS} s (PULSE_WORKER_IDLE_S): exiting; the next pulse command starts a worker again`);
       } finally {
         checking = false;
       }
