@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopBackgroundWorker } from '../../cli/background-worker.js';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { pidAlive } from '../../runtime/pid.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import type { Sim } from '../sim/index.js';
+import { backgroundWorkerPid, runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { until } from '../helpers/until.js';
 import type { FailureJson } from '../../cli/failure-block.js';
 import { SECRETS, secretNeedles } from '../engine/secrets.js';
@@ -23,9 +24,7 @@ let dir = '';
 let env: NodeJS.ProcessEnv = {};
 const stateDir = () => path.join(dir, 'state');
 
-async function nodeState(node: string): Promise<{ state: string; profile: string | null; backupPath: string | null }> {
-  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8'));
-}
+const nodeState = (node: string) => savedNodeState(dir, node);
 
 /** The node's deploys as history lists them (newest first): no worker of its own, unlike watch. */
 async function historyOf(node: string): Promise<{ action: string; profile: string; result: string }[]> {
@@ -38,18 +37,9 @@ async function endpoint(node: string): Promise<{ enabled: boolean } | undefined>
   return f.models[0]?.endpoints.find((e) => e.name === node);
 }
 
-before(async () => {
-  dir = await tempDir('pulse-deploy-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-deploy-', { nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 })));
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('up best reaches a verified server with one line per step, the background worker, state and the gateway file', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);

@@ -6,27 +6,17 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
 
-before(async () => {
-  dir = await tempDir('pulse-docker-states-');
-  killEmbeddedServerOnExit(path.join(dir, 'state'));
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-docker-states-', { nodes: ['simA'], readyDelayMs: 300 })));
 
-after(async () => {
-  await stopEmbeddedServer(path.join(dir, 'state'));
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('a crash loop under the recipe\'s restart policy: up fails fast with the restart count, not after the timeout', async () => {
   const node = sim!.node('simA');

@@ -9,9 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { PROFILE_IMAGE, startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import { PROFILE_IMAGE, type Sim } from '../sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 let sim: Sim | null = null;
@@ -27,18 +27,9 @@ async function profilesWith(image: string, name: string): Promise<string> {
   return profiles;
 }
 
-before(async () => {
-  dir = await tempDir('pulse-image-ref-');
-  killEmbeddedServerOnExit(path.join(dir, 'state'));
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 200 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-image-ref-', { nodes: ['simA'], readyDelayMs: 200 })));
 
-after(async () => {
-  await stopEmbeddedServer(path.join(dir, 'state'));
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('IMAGE=docker.io/library/<the node\'s image>: preflight finds it and up starts it', async () => {
   const e = { ...env, PULSE_PROFILES_DIR: await profilesWith(`docker.io/library/${PROFILE_IMAGE}`, 'long') };

@@ -5,36 +5,22 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { parseEnvHeader } from '../../runtime/config/env-header.js';
 import { utc } from '../../runtime/format.js';
-import type { NodeState } from '../../runtime/model/index.js';
 import type { StatusReport } from '../../runtime/status/types.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
-const stateDir = () => path.join(dir, 'state');
 
-async function nodeState(node: string): Promise<NodeState> {
-  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8')) as NodeState;
-}
+const nodeState = (node: string) => savedNodeState(dir, node);
 
-before(async () => {
-  dir = await tempDir('pulse-last-good-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-last-good-', { nodes: ['simA'], readyDelayMs: 300 })));
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('a verified up is last known good; a failed up keeps it, in the backup it wrote; status shows it', async () => {
   const first = await runCli(['model', 'up', 'datagen', '--node', 'simA'], env);

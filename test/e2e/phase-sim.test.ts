@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { pollUntil } from '../helpers/until.js';
 
 let sim: Sim | null = null;
@@ -21,18 +21,9 @@ let env: NodeJS.ProcessEnv = {};
 const stateDir = () => path.join(dir, 'state');
 const WAIT_LINE = /^ {2}… 7\/9 readiness on simA: (.*)$/;
 
-before(async () => {
-  dir = await tempDir('pulse-phase-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 8_000 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-phase-', { nodes: ['simA'], readyDelayMs: 8_000 })));
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 /** Keeps a run's screen for a reader (test-output/ is not committed). */
 async function keep(name: string, text: string): Promise<void> {

@@ -7,31 +7,22 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startSim, type Sim } from '../sim/index.js';
+import type { Sim } from '../sim/index.js';
 import type { StrayServer } from '../sim/stray.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
 const strays: StrayServer[] = [];
-const nodeState = async () => JSON.parse(await readFile(path.join(dir, 'state', 'nodes', 'simA.json'), 'utf8')) as { state: string };
+const nodeState = () => savedNodeState(dir, 'simA');
 
-before(async () => {
-  dir = await tempDir('pulse-port-share-');
-  killEmbeddedServerOnExit(path.join(dir, 'state'));
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-port-share-', { nodes: ['simA'], readyDelayMs: 300 })));
 
 after(async () => {
   strays.forEach((s) => s.stop());
-  await stopEmbeddedServer(path.join(dir, 'state'));
-  await sim?.stop();
-  await removeDir(dir);
+  await stopSimCli(sim, dir);
 });
 
 test('the normal case: verify proves that every socket on the port is the new container\'s', async () => {

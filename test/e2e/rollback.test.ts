@@ -8,10 +8,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import type { NodeState } from '../../runtime/model/index.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { backgroundWorkerPid, runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
@@ -21,9 +20,7 @@ let env: NodeJS.ProcessEnv = {};
 let edited = '';
 const stateDir = () => path.join(dir, 'state');
 
-async function nodeState(node: string): Promise<NodeState> {
-  return JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8')) as NodeState;
-}
+const nodeState = (node: string) => savedNodeState(dir, node);
 
 async function endpointEnabled(node: string): Promise<boolean | undefined> {
   const f = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
@@ -54,19 +51,12 @@ async function nextStartNeverReady(node: string, cli: ReturnType<typeof startCli
 }
 
 before(async () => {
-  dir = await tempDir('pulse-rollback-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA', 'simB'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
+  ({ sim, dir, env } = await startSimCli('pulse-rollback-', { nodes: ['simA', 'simB'], readyDelayMs: 300 }));
   const first = await runCli(['model', 'up', 'datagen', '--node', 'simA'], env);
   assert.equal(first.code, 0, first.stdout + first.stderr);
 });
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('never ready with --auto-rollback: the node serves the previous profile again, endpoint enabled, two starts, two backups', async () => {
   const good = await nodeState('simA');

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { freePort } from '../helpers/dev-server.js';
 import { endpointOf, tunnelHealthOf, writeTunnelNodesJson } from '../helpers/tunnel.js';
 import { until } from '../helpers/until.js';
@@ -36,19 +36,14 @@ function get(url: string): Promise<{ status: number; body: string }> {
 }
 
 before(async () => {
-  dir = await tempDir('pulse-tunnel-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['spark1', 'spark2'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
+  ({ sim, dir, env } = await startSimCli('pulse-tunnel-', { nodes: ['spark1', 'spark2'], readyDelayMs: 300 }));
   port = await freePort();
   writeTunnelNodesJson(sim, env['PULSE_NODES'] as string, 'spark2', port);
 });
 
 after(async () => {
   if (tunnel && tunnel.child.exitCode === null) tunnel.child.kill('SIGKILL');
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
+  await stopSimCli(sim, dir);
 });
 
 test('the tunnel brings spark2 (BIND 127.0.0.1) to an enabled endpoint with the tunnel URL after an up', async () => {

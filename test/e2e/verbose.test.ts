@@ -6,18 +6,16 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { capRaw } from '../../activities/raw.js';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { rawOf } from '../../cli/deploy-client/follow-run.js';
 import { ProgressPrinter } from '../../cli/progress-printer.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
-const stateDir = () => path.join(dir, 'state');
 
 /** The raw record lines as the CLI prints them (`  <node>: @pulse {...}`), parsed; fails on any malformed one. */
 function printedRecords(text: string, node: string): { kind: string; [k: string]: unknown }[] {
@@ -29,19 +27,10 @@ function printedRecords(text: string, node: string): { kind: string; [k: string]
 
 const kinds = (recs: { kind: string }[]): string[] => recs.map((r) => r.kind);
 
-before(async () => {
-  dir = await tempDir('pulse-verbose-');
-  killEmbeddedServerOnExit(stateDir());
-  // Slow enough to answer 503 at least once: the readiness step must still show only its last probe.
-  sim = await startSim({ nodes: ['simA'], readyDelayMs: 1500 });
-  env = await simCliEnv(sim, dir);
-});
+// Slow enough to answer 503 at least once: the readiness step must still show only its last probe.
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-verbose-', { nodes: ['simA'], readyDelayMs: 1500 })));
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('up --verbose prints the raw records of every node step on stderr; the waits show their last probe only', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA', '--verbose'], env);

@@ -9,33 +9,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
-const stateDir = () => path.join(dir, 'state');
 const CANONICAL = /^GPU KV cache size: [\d,]+ tokens, Maximum concurrency for 524,288 tokens per request: \d+\.\d\dx$/;
 
-async function kvCacheLine(node: string): Promise<string | null> {
-  return (JSON.parse(await readFile(path.join(stateDir(), 'nodes', `${node}.json`), 'utf8')) as { kvCacheLine: string | null }).kvCacheLine;
-}
+const kvCacheLine = async (node: string): Promise<string | null> => (await savedNodeState(dir, node)).kvCacheLine;
 
-before(async () => {
-  dir = await tempDir('pulse-vllm-up-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA', 'simB'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
-});
+before(async () => ({ sim, dir, env } = await startSimCli('pulse-vllm-up-', { nodes: ['simA', 'simB'], readyDelayMs: 300 })));
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 for (const release of ['0.11.0', '0.33.0'] as const) {
   test(`up on a vLLM ${release} server saves and shows one canonical KV cache line`, async () => {

@@ -8,10 +8,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
 import { pidAlive } from '../../runtime/pid.js';
-import { startSim, type Sim } from '../sim/index.js';
-import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import type { Sim } from '../sim/index.js';
+import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { until } from '../helpers/until.js';
 
@@ -31,20 +31,13 @@ async function workerRecord(): Promise<Record> {
 }
 
 before(async () => {
-  dir = await tempDir('pulse-worker-settings-');
-  killEmbeddedServerOnExit(stateDir());
-  sim = await startSim({ nodes: ['simA', 'simB'], readyDelayMs: 300 });
-  env = await simCliEnv(sim, dir);
+  ({ sim, dir, env } = await startSimCli('pulse-worker-settings-', { nodes: ['simA', 'simB'], readyDelayMs: 300 }));
   const profiles = path.join(dir, 'profiles');
   await cp(SHIPPED, profiles, { recursive: true });
   other = { ...env, PULSE_PROFILES_DIR: profiles };
 });
 
-after(async () => {
-  await stopEmbeddedServer(stateDir());
-  await sim?.stop();
-  await removeDir(dir);
-});
+after(() => stopSimCli(sim, dir));
 
 test('worker.json records the settings its authority reads; an idle worker with other settings is replaced, and the deploy runs', async () => {
   const first = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
