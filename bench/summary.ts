@@ -68,6 +68,8 @@ async function main(): Promise<void> {
   }
   const rb = load('rollback-outage');
   if (rb) add(`outage of a failed up with --auto-rollback (never ready, budget ${String(rb['readinessBudgetS'])} s)`, `median ${String(rb['medianAutoRollbackS'])} s from the stop to serving again; floor (one stop + one start of the old .env) ${String(rb['medianFloorS'])} s; added over floor + budget ${String(rb['medianAddedS'])} s; without it: until a person acts`, '-', null, 'rollback-outage.js');
+  const ro = load('rollout');
+  if (ro) add(`rollout over ${String(ro['nodes'])} nodes vs ${String(ro['nodes'])} single ups back to back (up best --restart)`, `rollout median ${String(ro['medianRolloutS'])} s, singles ${String(ro['medianSinglesS'])} s: ${String(ro['medianPerNodeOverheadS'])} s per node for the guard, the worker's plan, the child start and the smoke gate`, '-', null, 'rollout.js');
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
