@@ -28,6 +28,12 @@ export class LogWatch {
   private next: Promise<void> | null = null;
   private resolveNext: () => void = () => undefined;
   private seen: { phase?: ServerPhase; lastLine?: string } = {};
+  private lines = 0;
+  /** Whether a follow runs and has delivered a line: the probes need not read the log's tail then. */
+  get live(): boolean {
+    return this.running !== null && this.lines > 0;
+  }
+
   /** Follows started and wakes delivered (for the logs and the tests). */
   readonly counts = { follows: 0, wakes: 0 };
 
@@ -52,6 +58,7 @@ export class LogWatch {
     const done = (ended: boolean): void => {
       this.outer.removeEventListener('abort', onOuter);
       this.running = null;
+      this.lines = 0;
       if (this.stopped || ac.signal.aborted) return;
       if (ended) this.poke();
       // A follow that ran a while was a real one: the next starts soon again; one that ended at once backs off.
@@ -93,6 +100,7 @@ export class LogWatch {
   }
 
   private line(text: string): void {
+    this.lines += 1;
     const r = readServerLog(text);
     if (r.phase) this.seen.phase = r.phase;
     if (r.lastLine !== null) this.seen.lastLine = r.lastLine;

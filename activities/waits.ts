@@ -65,6 +65,7 @@ export function waitActivities(deps: ActivityDeps) {
       const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
       const monotonic = (): number => deps.clock.monotonic();
       const follow = (onLine: (line: string) => void, signal: AbortSignal): Promise<boolean> => steps.followServerLog(session, plan, onLine, { signal });
+      const watch = new LogWatch(follow, fallback, monotonic, Context.current().cancellationSignal);
       return pollUntil({
         ...(keeper ? { guard: (signal: AbortSignal) => keeper.check(signal) } : {}),
         ...(deps.stopping ? { handBack: deps.stopping } : {}),
@@ -72,14 +73,14 @@ export function waitActivities(deps: ActivityDeps) {
         ...estimateOf(hint),
         timeoutS: plan.readiness.timeoutS,
         intervalMs: fallback,
-        watch: new LogWatch(follow, fallback, monotonic, Context.current().cancellationSignal),
+        watch,
         monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         // The first container a probe saw is the memo: a later probe fails fast when it was replaced or restarted.
         probe: async (o, memo) => {
           const rec = new RawRecorder(session);
           const seen = seenOf(memo);
-          const p = await steps.probeReadiness(rec.session, plan, o, seen);
+          const p = await steps.probeReadiness(rec.session, plan, o, seen, watch.live);
           const answer = p.httpStatus === null ? p.detail : `HTTP ${p.httpStatus}: ${p.detail}`;
           const server = p.phase !== undefined || p.lastLine !== undefined ? { phase: p.phase ?? null, lastLine: p.lastLine ?? null } : {};
           return { done: p.ready, answer, value: rec.attach(p, lock?.raw !== false), ...(!seen && p.container ? { memo: p.container } : {}), ...server };

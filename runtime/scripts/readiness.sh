@@ -4,7 +4,7 @@
 # the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
 # A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER, PULSE_SEEN_ID and
-# PULSE_SEEN_RESTARTS (optional). Records: readiness; container{id,status,exitCode,restartCount} and log-tail{text}
+# PULSE_SEEN_RESTARTS (optional), PULSE_NO_LOG_TAIL=1 (the wait follows the log already: no tail). Records: readiness; container{id,status,exitCode,restartCount} and log-tail{text}
 # (the container log's last lines, at most 4 KB) when no 200.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
@@ -49,7 +49,9 @@ fi
 # The server's own phase (loading weights, compiling, ...): the last few KB of its log, never the whole log (docker
 # reads a --tail from the end of the file), as one record the controller parses (runtime/vllm-phase.ts). Like all
 # output of a script it leaves the node through pulse_redact, so a secret in a log line never does.
-if [[ $code != 200 && $code != 401 && -n ${cid:-} ]]; then
+# A wait that follows the log (activities/log-watch.ts) reads the phase from the stream and skips it: a refused probe
+# then ends sooner, and the wait's next probe (on the startup line) comes sooner.
+if [[ $code != 200 && $code != 401 && -n ${cid:-} && ${PULSE_NO_LOG_TAIL:-0} != 1 ]]; then
   tail=$(docker logs --tail 40 "$PULSE_CONTAINER" 2>&1 </dev/null | tail -c 4096) || true
   [[ -z $tail ]] || pulse_record log-tail text="$tail"
 fi

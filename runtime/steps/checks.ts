@@ -20,10 +20,12 @@ function withKeyHint(err: unknown): unknown {
  * One GET /v1/models on the node, with the key from the node .env; exit 13 means "not yet", not a failure. A 401
  * (exit 14) fails as `unauthorized`: the server wants a key the node .env does not give, and waiting cannot fix it.
  */
-export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions, seen?: ReadinessSeen | null): Promise<ReadinessProbe> {
+export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: StepOptions, seen?: ReadinessSeen | null, noLogTail = false): Promise<ReadinessProbe> {
   // The container the wait saw first: a probe fails fast when it was replaced or its restart policy restarted it.
   const first: Record<string, string> = seen ? { PULSE_SEEN_ID: seen.containerId, PULSE_SEEN_RESTARTS: String(seen.restartCount) } : {};
-  const result = await runStep(session, 'readiness', { ...readinessInputs(plan), ...first }, opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
+  // A wait that follows the log has the phase from the stream: the probe skips the tail.
+  const noTail: Record<string, string> = noLogTail ? { PULSE_NO_LOG_TAIL: '1' } : {};
+  const result = await runStep(session, 'readiness', { ...readinessInputs(plan), ...first, ...noTail }, opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
     throw withKeyHint(e);
   });
   const r = lastRecord(result, 'readiness');

@@ -31,10 +31,11 @@ describe('readiness follows the server log', () => {
   it('probes at once on "Application startup complete." without waiting for the periodic probe', async () => {
     let probes = 0;
     let serving = false;
+    const tails: boolean[] = [];
     let emit: (line: string) => void = () => undefined;
     const { deps } = fakeDeps(
       {
-        probeReadiness: async () => (++probes, serving ? { ready: true, httpStatus: 200, detail: 'ok' } : { ready: false, httpStatus: null, detail: 'refused' }),
+        probeReadiness: async (_s, _p, _o, _seen, noLogTail) => (++probes, tails.push(noLogTail ?? false), serving ? { ready: true, httpStatus: 200, detail: 'ok' } : { ready: false, httpStatus: null, detail: 'refused' }),
         followServerLog: (_s, _p, onLine, o) => {
           emit = onLine;
           return new Promise<boolean>((resolve) => o?.signal?.addEventListener('abort', () => resolve(false)));
@@ -53,6 +54,7 @@ describe('readiness follows the server log', () => {
     const r = (await done) as { ready: boolean };
     assert.equal(r.ready, true);
     assert.equal(probes, 2, 'the first probe, then one on the line');
+    assert.deepEqual(tails, [false, true], 'once the stream delivers lines, a probe no longer reads the log tail');
     const last = beats.at(-1);
     assert.ok(last && last.elapsedMs < NEVER_MS, 'ended before the fallback probe was due');
   });
