@@ -136,3 +136,20 @@ test('cancel on a rollout stops it after the current node: that node finishes, t
   const rows = (JSON.parse(h.stdout) as { action: string; result: string; node: string | null }[]).filter((x) => x.action === 'rollout');
   assert.match(rows[0]?.result ?? '', /^stopped: simB succeeded, simD skipped/, h.stdout);
 });
+
+test('--max-parallel 2: both nodes of one step run at once (neither can finish while held), simA serving meanwhile', async () => {
+  const before = counts();
+  for (const n of ['simB', 'simC']) sim!.node(n).setControl({ holdReady: true });
+  const run = startCli(['model', 'up', 'datagen', '--node', 'simB,simC', '--max-parallel', '2', '--restart'], env);
+  try {
+    await until('simB and simC both started', () => starts('simB') > before['simB']! && starts('simC') > before['simC']!, 120_000).catch((e: unknown) => {
+      throw new Error(`${String(e)}; the CLI said: ${run.output()}`);
+    });
+  } finally {
+    for (const n of ['simB', 'simC']) sim!.node(n).setControl({ holdReady: false });
+  }
+  const r = await run.done;
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /rollout up datagen: SUCCEEDED/);
+  assert.deepEqual(counts(), { ...before, simB: before['simB']! + 1, simC: before['simC']! + 1 });
+});
