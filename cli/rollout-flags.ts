@@ -5,21 +5,15 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { PulseError } from '../runtime/errors.js';
+import type { RolloutRequest } from '../runtime/model/index.js';
 import type { GlobalOptions } from './options.js';
 
-export interface RolloutOptions extends GlobalOptions {
-  action: 'up' | 'down';
-  profile: string | null;
+/** The command's options: the request's flags (runtime/model/rollout.ts says what each means), and the CLI's own. */
+export interface RolloutOptions extends GlobalOptions,
+  Pick<RolloutRequest, 'action' | 'profile' | 'experimental' | 'restart' | 'autoRollback' | 'allowOutage' | 'maxParallel' | 'timeoutS' | 'minMemGib'> {
   /** --node a,b as given, or 'all' (`nodes` is the global --nodes FILE). */
   targets: string[] | 'all';
   yes: boolean;
-  experimental: boolean;
-  restart: boolean;
-  autoRollback: boolean;
-  allowOutage: boolean;
-  maxParallel: number;
-  timeoutS: number | null;
-  minMemGib: number | null;
   dryRun: boolean;
   detach: boolean;
 }
