@@ -20,6 +20,7 @@ import type { DeployResult, DownPlan, RollbackRequest, RolloutNode, RolloutProgr
 import { DOWN_WORKFLOW, ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, stateTaskQueue, UP_WORKFLOW, workflowIdFor } from './definitions.js';
 import { describeError } from './result.js';
 import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
+import { utc } from '../runtime/format.js';
 
 /** The rollout's state: the CLI's follow and `pulse model watch` read it. */
 export const rolloutQuery = defineQuery<RolloutProgress>('rollout');
@@ -42,11 +43,6 @@ function failedResult(e: unknown): DeployResult | null {
   const cause = e instanceof ChildWorkflowFailure ? e.cause : null;
   const d = cause instanceof ApplicationFailure ? cause.details?.[0] : undefined;
   return d && typeof d === 'object' ? (d as DeployResult) : null;
-}
-
-/** ISO seconds of workflow time. */
-function isoNow(): string {
-  return new Date(Date.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The UI's current details: one line per node with its outcome. */
@@ -171,7 +167,7 @@ async function runNode(req: RolloutRequest, n: RolloutNode, attrs: boolean, show
 async function rollbackGate(req: RolloutRequest, n: RolloutNode, up: DeployResult, attrs: boolean): Promise<void> {
   const request: RollbackRequest = {
     action: 'rollback', version: 1, node: n.node, backup: up.backupPath ?? '', confirmed: req.confirmed, force: false,
-    renderedAt: isoNow(), undid: `${workflowIdFor(n.node)}/${n.runId ?? ''}`, timeoutS: null,
+    renderedAt: utc(Date.now()), undid: `${workflowIdFor(n.node)}/${n.runId ?? ''}`, timeoutS: null,
   };
   try {
     await executeChild(ROLLBACK_WORKFLOW, {
