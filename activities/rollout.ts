@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import { nodeOf } from '../runtime/config/nodes.js';
 import { fleetOf } from '../runtime/plan.js';
 import { refusePlan } from '../runtime/plan-check.js';
-import { checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf } from '../runtime/rollout.js';
+import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/rollout.js';
 import { targetOf } from '../runtime/status/collect.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
@@ -31,7 +31,7 @@ export interface GuardInput {
 export interface RolloutActivities {
   /** The node's plan, made by the worker from its own files (on the gateway queue: it reads the node state). */
   planRolloutNode(input: RolloutNodeInput): Promise<UpPlan | DownPlan>;
-  /** The availability guard: the endpoints that stay enabled while the step's nodes go (gateway queue). */
+  /** The availability guard: the endpoints that stay enabled while the step's nodes go (gateway queue); waits up to 15 s for a tunnel probe a just-gated node needs. */
   guardRolloutStep(input: GuardInput): Promise<GuardVerdict>;
   /** The gate's smoke request on a node that just came up. */
   smokeRolloutNode(input: RolloutNodeInput): Promise<SmokeResult>;
@@ -69,7 +69,17 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
         if (!Array.isArray(input.nodes) || !input.nodes.every((n) => request.nodes.includes(n))) throw refusePlan('the guard names a node outside the rollout');
         return input.nodes;
       });
-      return guardVerdict(gatewayEndpoints(deps.stateDir, fleetOf(files.config)), nodes, request.allowOutage);
+      const fleet = fleetOf(files.config);
+      const sleep = deps.sleep ?? ((ms: number) => Context.current().sleep(ms));
+      const start = deps.clock.monotonic();
+      for (;;) {
+        const endpoints = gatewayEndpoints(deps.stateDir, fleet);
+        const verdict = guardVerdict(endpoints, nodes, request.allowOutage);
+        // A tunnelled node that just passed its gate serves once the tunnel's next probe answers: wait for it, bounded.
+        const pending = verdict.refused === null ? [] : awaitingTunnelProbe(deps.stateDir, fleet, endpoints, nodes);
+        if (pending.length === 0 || deps.clock.monotonic() - start >= TUNNEL_PROBE_WAIT_MS) return verdict;
+        await sleep(250);
+      }
     },
     async smokeRolloutNode(input) {
       const { files } = own(input);

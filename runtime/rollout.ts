@@ -6,7 +6,7 @@
 import type { NodesConfig } from './config/nodes.js';
 import type { Profile } from './config/profile.js';
 import { PulseError } from './errors.js';
-import { buildFragment, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
+import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
 import { protectedBackup } from './last-good.js';
 import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf } from './plan.js';
 import { scanNodeStates } from './state.js';
@@ -119,6 +119,29 @@ export function gatewayEndpoints(stateDir: string, fleet: FleetEntry[]): Gateway
   const { states, damaged } = scanNodeStates(stateDir);
   const tunnel = fleet.some((e) => e.tunnel) ? readTunnelHealth(stateDir) : NO_TUNNEL;
   return buildFragment(fleet, states, damaged, tunnel).fragment.models[0].endpoints;
+}
+
+/** How long the guard waits for a tunnel's next probe (pulse tunnel probes every 5 s by default, each within 5 s). */
+export const TUNNEL_PROBE_WAIT_MS = 15_000;
+
+/**
+ * The tunnelled endpoints outside the step that the file shows disabled only for want of a probe through the tunnel
+ * since the node came up: the node state is up and the link connected, so the tunnel's next probe (every 5 s by
+ * default) enables them. Right after a gate passed on such a node (spark2) its endpoint is still disabled by the
+ * probe that failed while it restarted; the guard waits for that probe rather than refuse the next step.
+ */
+export function awaitingTunnelProbe(stateDir: string, fleet: FleetEntry[], endpoints: GatewayEndpoint[], stepNodes: string[]): string[] {
+  const { states, damaged } = scanNodeStates(stateDir);
+  const view = readTunnelHealth(stateDir);
+  const h = view.health;
+  if (!h || !view.running) return [];
+  return fleet.filter((e) => {
+    const n = h.nodes[e.node];
+    const shown = endpoints.find((x) => x.name === e.node);
+    if (!e.tunnel || !n?.connected || !shown || shown.enabled || stepNodes.includes(e.node) || states[e.node]?.state !== 'up') return false;
+    const answered = { ...view, health: { ...h, nodes: { ...h.nodes, [e.node]: { ...n, probe: { ok: true, at: '', detail: '' } } } } };
+    return disableReason(e, states[e.node] ?? null, damaged[e.node] ?? null, answered) === null;
+  }).map((e) => e.node);
 }
 
 /** One step of the plan the dry-run shows: its nodes, who serves while they go, and the guard's word. */

@@ -13,7 +13,7 @@ import type { Sim } from '../sim/index.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { freePort } from '../helpers/dev-server.js';
-import { endpointOf, tunnelHealthOf, writeTunnelNodesJson } from '../helpers/tunnel.js';
+import { endpointOf, servingOf, tunnelHealthOf, writeTunnelNodesJson } from '../helpers/tunnel.js';
 import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
@@ -100,4 +100,22 @@ test('a clean stop disables the tunnelled endpoint', async () => {
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(endpointOf(stateDir(), 'spark2')?.enabled, false);
   assert.match(endpointOf(stateDir(), 'spark2')?.reason ?? '', /the tunnel \(pid \d+\) stopped at/);
+});
+
+test('a rollout over spark2 then spark1 with the tunnel (default probe timing) keeps an endpoint serving at every sample', async () => {
+  tunnel = startCli(['tunnel'], env);
+  await wait('spark2 enabled through the restarted tunnel', () => endpointOf(stateDir(), 'spark2')?.enabled === true);
+  const one = await runCli(['model', 'up', 'best', '--node', 'spark1'], env);
+  assert.equal(one.code, 0, one.stdout + one.stderr);
+  await wait('both endpoints serving', () => servingOf(stateDir()).length === 2);
+  const samples: string[][] = [];
+  const watcher = setInterval(() => samples.push(servingOf(stateDir())), 50);
+  const r = await runCli(['model', 'up', 'datagen', '--node', 'spark2,spark1'], env).finally(() => clearInterval(watcher));
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.doesNotMatch(r.stdout + r.stderr, /REFUSED|no enabled endpoint/);
+  assert.match(r.stdout, /rollout up datagen: SUCCEEDED/);
+  assert.ok(samples.length > 20, `the watcher sampled the file throughout (${samples.length} samples)`);
+  const empty = samples.findIndex((s) => s.length === 0);
+  assert.equal(empty, -1, `sample ${empty} of ${samples.length} had no serving endpoint`);
+  for (const n of ['spark1', 'spark2']) assert.ok(samples.some((s) => !s.includes(n)), `${n} went out of service during its step`);
 });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
+import { servingEndpoint } from '../../runtime/rollout.js';
 import type { TunnelHealth } from '../../runtime/tunnel/health.js';
 
 export interface Endpoint {
@@ -33,6 +34,16 @@ export function endpointOf(stateDir: string, node: string): Endpoint | undefined
     return f.models[0]?.endpoints.find((e) => e.name === node);
   } catch {
     return undefined;
+  }
+}
+
+/** The endpoints of the file that really serve: enabled, and not only kept enabled by the all-disabled fallback. */
+export function servingOf(stateDir: string): string[] {
+  try {
+    const f = JSON.parse(readFileSync(path.join(stateDir, 'gateway-backends.json'), 'utf8')) as { models: { endpoints: Endpoint[] }[] };
+    return (f.models[0]?.endpoints ?? []).filter(servingEndpoint).map((e) => e.name);
+  } catch {
+    return [];
   }
 }
 

@@ -9,8 +9,11 @@ import { test } from 'node:test';
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { ownUpPlan } from '../../runtime/plan-check.js';
-import { checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
-import type { RolloutRequest, UpPlan } from '../../runtime/model/index.js';
+import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
+import { writeNodeState } from '../../runtime/state.js';
+import { writeTunnelHealth, type TunnelHealth } from '../../runtime/tunnel/health.js';
+import type { NodeState, RolloutRequest, UpPlan } from '../../runtime/model/index.js';
+import { removeDir, tempDir } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const NOW = new Date('2026-09-23T10:15:00Z');
@@ -65,4 +68,31 @@ test('the planned steps: a node that came up serves again when the gateway reach
   const refused = plannedSteps(config, eps, req({ nodes: ['spark3', 'spark2'] }));
   assert.equal(refused.length, 1);
   assert.ok(refused[0]?.refused);
+});
+
+test('the guard waits only for a tunnelled node that is up with its link connected and lacks only a probe since it came up', async () => {
+  const dir = await tempDir('pulse-rollout-probe-');
+  try {
+    const fleet = [{ node: 'spark1', gatewayUrl: 'http://spark1/v1', reachable: true }, { node: 'spark2', gatewayUrl: 'http://x/v1', reachable: false, tunnel: { localPort: 18002, url: 'http://127.0.0.1:18002/v1' } }];
+    const eps = [ep('spark1', true), ep('spark2', false, 'no answer through the tunnel: connection refused')];
+    const link = (connected: boolean, ok: boolean): TunnelHealth => ({
+      pid: process.pid, startedAt: 't0', updatedAt: 't1',
+      nodes: { spark2: { localPort: 18002, remote: '127.0.0.1:8000', listening: true, connected, connectedSince: 't0', probe: { ok, at: 't1', detail: 'x' }, lastError: null, lastErrorAt: null, reconnects: 0 } },
+    });
+    const up = (s: NodeState['state']): NodeState => ({
+      node: 'spark2', state: s, action: 'up', profile: 'best', identity: null, workflowId: 'w', runId: 'r', at: 't2', backupPath: null, logPath: null,
+      kvCacheLine: null, maxModelLen: null, servedModelName: null, overlayManifest: null, error: null, previousProfile: null,
+    } as NodeState);
+    await writeNodeState(dir, up('up'));
+    writeTunnelHealth(dir, link(true, false));
+    assert.deepEqual(awaitingTunnelProbe(dir, fleet, eps, ['spark1']), ['spark2'], 'up, link connected, the last probe from its restart');
+    assert.deepEqual(awaitingTunnelProbe(dir, fleet, eps, ['spark2']), [], 'a node of the step itself is not waited for');
+    writeTunnelHealth(dir, link(false, false));
+    assert.deepEqual(awaitingTunnelProbe(dir, fleet, eps, ['spark1']), [], 'a link that is down: no probe will answer soon');
+    writeTunnelHealth(dir, link(true, false));
+    await writeNodeState(dir, up('failed'));
+    assert.deepEqual(awaitingTunnelProbe(dir, fleet, eps, ['spark1']), [], 'a failed node stays disabled whatever the probe says');
+  } finally {
+    await removeDir(dir);
+  }
 });
