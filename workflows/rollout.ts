@@ -83,6 +83,9 @@ export async function rolloutWorkflow(req: RolloutRequest): Promise<RolloutProgr
         throw ApplicationFailure.create({ type: 'Refused', message: guard.refused, nonRetryable: true, details: [p] });
       }
       await Promise.all(batch.map((n) => runNode(req, n, attrs, show)));
+      // A cancel (--now) reaches the running child first: it compensates and fails as cancelled, so runNode returns
+      // instead of throwing. The rollout itself was cancelled, not failed.
+      if (CancellationScope.current().consideredCancelled || batch.some((n) => n.status === 'cancelled')) throw cancelled(p, end);
       const bad = batch.find((n) => n.status !== 'succeeded');
       if (bad) {
         end('failed', `${bad.node}: ${bad.error ?? bad.status}`);
@@ -91,12 +94,17 @@ export async function rolloutWorkflow(req: RolloutRequest): Promise<RolloutProgr
     }
   } catch (e) {
     if (!isCancellation(e)) throw e;
-    for (const n of p.nodes) if (n.status === 'running') n.status = 'cancelled';
-    end('cancelled', 'rollout cancelled by request');
-    throw ApplicationFailure.create({ type: 'DeployCancelled', message: 'rollout cancelled by request', nonRetryable: true, details: [p] });
+    throw cancelled(p, end);
   }
   end('succeeded', null);
   return p;
+}
+
+/** The rollout's end on a cancel: the node that ran is cancelled, the later ones skipped (exit 13, as a stop). */
+function cancelled(p: RolloutProgress, end: (outcome: RolloutProgress['outcome'], error: string | null) => void): ApplicationFailure {
+  for (const n of p.nodes) if (n.status === 'running') n.status = 'cancelled';
+  end('cancelled', 'rollout cancelled by request');
+  return ApplicationFailure.create({ type: 'DeployCancelled', message: 'rollout cancelled by request', nonRetryable: true, details: [p] });
 }
 
 /** One node: its plan, its child, its gate (and, with --auto-rollback, the rollback of a failed gate); never throws but a cancel. */

@@ -137,6 +137,31 @@ test('cancel on a rollout stops it after the current node: that node finishes, t
   assert.match(rows[0]?.result ?? '', /^stopped: simB succeeded, simD skipped/, h.stdout);
 });
 
+test('cancel --now on a rollout: the current node is cancelled and compensates (failed, endpoint disabled), the next is untouched', async () => {
+  const before = counts();
+  // simB's server does not listen until released: the cancel hits simB's child while it waits for readiness.
+  sim!.node('simB').setControl({ holdReady: true });
+  const run = startCli(['model', 'up', 'best', '--node', 'simB,simD', '--restart'], env);
+  let r: Awaited<typeof run.done>;
+  try {
+    await until('simB started', () => starts('simB') > before['simB']!, 120_000);
+    const c = await runCli(['model', 'cancel', '--node', 'simB', '--now'], env);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.match(c.stdout, /cancel requested: rollout of simB, simD .*the node that runs is cancelled too and compensates; no later node starts/);
+    r = await run.done;
+  } finally {
+    sim!.node('simB').setControl({ holdReady: false });
+  }
+  assert.equal(r.code, 13, r.stdout + r.stderr);
+  assert.match(r.stdout, /rollout up best: CANCELLED/, r.stdout);
+  assert.match(r.stdout, /simB +cancelled/);
+  assert.match(r.stdout, /simD +skipped/);
+  assert.equal(starts('simD'), before['simD'], 'simD untouched');
+  assert.equal((await nodeState('simB')).state, 'failed');
+  const file = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
+  assert.equal(file.models[0]?.endpoints.find((e) => e.name === 'simB')?.enabled, false, 'the compensation disabled simB\'s endpoint');
+});
+
 test('--max-parallel 2: both nodes of one step run at once (neither can finish while held), simA serving meanwhile', async () => {
   const before = counts();
   for (const n of ['simB', 'simC']) sim!.node(n).setControl({ holdReady: true });
