@@ -1,7 +1,8 @@
 /**
  * The watchdog's two activities (issue 16). watchdogProbe (the node queue) runs the read-only status script on the
  * node, as `pulse model status` does (runtime/status/collect.ts: container, restart count, /v1/models, .env, memory,
- * the node lock), with HTTP only where the protected rules allow it. watchdogRecord (the state queue, where node
+ * the node lock) and GET /health besides (a dead engine answers 503 there while /v1/models still answers), with HTTP
+ * only where the protected rules allow it. watchdogRecord (the state queue, where node
  * states and the gateway file live) judges the findings against the node's recorded deploy, writes the record,
  * republishes the gateway file, and says whether to heal now. Both take only names and flags: the node, its
  * protected flag and its recipes come from the worker's own nodes.json.
@@ -12,7 +13,7 @@ import { nodeOf, type NodesConfig } from '../runtime/config/nodes.js';
 import { refusePlan } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
 import { statusOfNode } from '../runtime/status/collect.js';
-import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem } from '../runtime/watchdog.js';
+import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem, watchdogStatusRequest } from '../runtime/watchdog.js';
 import { utc } from '../runtime/format.js';
 import type { NodeState, WatchdogCheck, WatchdogOutcome, WatchdogRecord, WatchdogRequest } from '../runtime/model/index.js';
 import type { ActivityDeps } from './deps.js';
@@ -44,7 +45,7 @@ export function watchdogActivities(deps: ActivityDeps) {
       const { config } = deps.files.load();
       const req = checked(config, input);
       const node = nodeOf(config, req.node);
-      const s = await statusOfNode(config, req.node, { node: req.node, http: true, gpuProbe: false, yes: req.confirmed }, {
+      const s = await statusOfNode(config, req.node, watchdogStatusRequest(req), {
         open: (target) => Promise.resolve(deps.nodes.session(target)),
         stateDir: deps.stateDir,
       });

@@ -5,6 +5,7 @@
  * (activities/watchdog.ts) read the node and write the state; the workflow (workflows/watchdog.ts) only sequences.
  */
 import type { NodeState, WatchdogCheck, WatchdogRecord, WatchdogRequest, WatchdogVerdict } from './model/index.js';
+import type { StatusRequest } from './status/collect.js';
 import type { NodeStatus } from './status/types.js';
 
 export const WATCHDOG_DEFAULTS = { everyS: 60, after: 3, healsPerHour: 2 } as const;
@@ -18,6 +19,11 @@ export function watchdogScheduleId(node: string): string {
   return `pulse-watchdog-${node}`;
 }
 
+/** The status run of one check: read-only, no GPU probe, /health and /v1/models where the protected rules allow HTTP. */
+export function watchdogStatusRequest(req: Pick<WatchdogRequest, 'node' | 'confirmed'>): StatusRequest {
+  return { node: req.node, http: true, gpuProbe: false, yes: req.confirmed, healthRoute: true };
+}
+
 /** The findings of one status run (runtime/status/collect.ts statusOfNode) that a check uses. */
 export function checkOf(s: NodeStatus): WatchdogCheck {
   const c = s.container;
@@ -26,6 +32,7 @@ export function checkOf(s: NodeStatus): WatchdogCheck {
     node: s.node, answered: s.answered, error: s.error,
     container: c ? { name: c.name, exists: c.exists, running: c.running, state: c.state, restartCount: c.restartCount, exitMeaning: c.exitMeaning } : null,
     http: s.health.checked, httpSkipped: s.health.checked ? null : s.health.skipped, httpStatus: s.health.httpStatus, healthOk: s.health.ok,
+    healthRoute: s.health.healthRoute ?? null,
     servedModels: s.health.servedModels, maxModelLen: s.health.maxModelLen, drift: s.env?.drift ?? false, envProfile: s.env?.profile ?? null,
     memoryWarning: s.memory?.warning ?? null, locked: lock,
   };
@@ -51,6 +58,8 @@ export function judge(check: WatchdogCheck, state: NodeState | null): Judgement 
   if (!c.running) return down(`container ${c.name} is ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}`);
   if (check.http) {
     if (!check.healthOk) return down(`/v1/models answered ${check.httpStatus === null ? 'nothing' : `HTTP ${check.httpStatus}`}`);
+    const route = check.healthRoute;
+    if (route !== undefined && route !== null && route !== 200) return down(`engine not healthy: /health ${route === 0 ? 'answered nothing' : route}`);
     const served = state.servedModelName;
     if (served && !check.servedModels.includes(served)) return down(`/v1/models serves ${check.servedModels.join(', ') || 'no model'}, not ${served}`);
     if (state.maxModelLen !== null && check.maxModelLen !== null && check.maxModelLen !== state.maxModelLen) {

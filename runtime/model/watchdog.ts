@@ -34,6 +34,8 @@ export interface WatchdogCheck {
   httpSkipped: string | null;
   httpStatus: number | null;
   healthOk: boolean;
+  /** GET /health's code (200 alive, 503 engine dead, 0 no answer); absent where it was not asked (older runs). */
+  healthRoute?: number | null;
   servedModels: string[];
   maxModelLen: number | null;
   drift: boolean;

@@ -5,6 +5,7 @@
 #   PULSE_PORT         server port (node env PORT)
 #   PULSE_PROBE_HOST   address to reach the server from the node itself (BIND, or loopback for a wildcard BIND)
 #   PULSE_HTTP         1: GET /v1/models on the primary recipe's server; 0: no HTTP request at all
+#   PULSE_HEALTH_ROUTE 1 (with PULSE_HTTP=1): GET /health as well (the watchdog: 503 means the engine is dead)
 # Every command that could read stdin gets </dev/null: bash -s reads the rest of this script from stdin.
 # Records:
 #   container  recipe name exists running status startedAt image      (one per recipe; of an existing one also
@@ -13,7 +14,8 @@
 #   env        recipe path exists text_b64                              (the .env with secret lines replaced)
 #   primary    recipe                                                    (the recipe status reports on)
 #   kv-cache   recipe line concurrency                                   (the last KV cache size and concurrency lines)
-#   health     httpStatus body_b64 detail | skipped                      (only when PULSE_HTTP=1)
+#   health     httpStatus body_b64 detail [healthRoute] | skipped        (only when PULSE_HTTP=1; healthRoute:
+#                                                                        GET /health's code, 0: no answer)
 #   memory     availableKiB totalKiB watermarkScaleFactor
 #   gpu-proc   line                                                      (nvidia-smi compute apps, one each)
 #   gpu        ok detail                                                 (whether nvidia-smi answered)
@@ -112,10 +114,17 @@ elif [[ ${PULSE_HTTP:-0} == 1 ]]; then
   pulse_api_key "$primary_dir/.env"
   code=$(pulse_curl_auth -sS -m 10 -o "$_status_tmp/models" -w '%{http_code}' \
     "http://${PULSE_PROBE_HOST}:${PULSE_PORT}/v1/models" 2>"$_status_tmp/curl.err") || true
+  route=()
+  if [[ ${PULSE_HEALTH_ROUTE:-0} == 1 ]]; then
+    # vLLM's /health wants no key; 200 with no body while the engine lives, 503 once it is dead.
+    hcode=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' "http://${PULSE_PROBE_HOST}:${PULSE_PORT}/health" </dev/null 2>/dev/null) || true
+    [[ $hcode =~ ^[0-9]+$ ]] && hcode=$((10#$hcode)) || hcode=0
+    route=(healthRoute:="$hcode")
+  fi
   unset PULSE_API_KEY_VALUE
   [[ $code =~ ^[0-9]+$ ]] && code=$((10#$code)) || code=0 # curl says 000 when nothing answered
   body=$(head -c 65536 "$_status_tmp/models" 2>/dev/null | base64 | tr -d '\n' || true)
-  pulse_record health httpStatus:="${code:-0}" body_b64="$body" detail="$(head -c 300 "$_status_tmp/curl.err")"
+  pulse_record health httpStatus:="${code:-0}" body_b64="$body" detail="$(head -c 300 "$_status_tmp/curl.err")" ${route[@]+"${route[@]}"}
 fi
 
 avail=$("$_PULSE_AWK" '$1 == "MemAvailable:" { print $2 }' /proc/meminfo 2>/dev/null || true)

@@ -27,6 +27,8 @@ export interface StatusRequest {
   http: boolean;
   gpuProbe: boolean;
   yes: boolean;
+  /** GET /health as well as /v1/models (the watchdog; only where HTTP is allowed at all). */
+  healthRoute?: boolean;
 }
 
 export interface StatusDeps {
@@ -61,8 +63,9 @@ export function httpSkipReason(node: NodeConfig, req: StatusRequest): string | n
 }
 
 /** The exported inputs of status.sh for one node. */
-export function statusInputs(node: NodeConfig, http: boolean): Record<string, string> {
+export function statusInputs(node: NodeConfig, http: boolean, healthRoute = false): Record<string, string> {
   return {
+    PULSE_HEALTH_ROUTE: http && healthRoute ? '1' : '0',
     PULSE_RECIPES: Object.entries(node.recipes).map(([n, r]) => `${n}\t${r.dir}\t${r.container}`).join('\n'),
     PULSE_PORT: node.env.PORT,
     PULSE_PROBE_HOST: probeHost(node.env.BIND),
@@ -144,7 +147,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     session = await withTimeout(opening, Math.min(timeout, CONNECT_TIMEOUT_MS), `${name}: connect`);
     // The abort kills the script's process group on the node, not only the channel.
     const signal = AbortSignal.timeout(timeout);
-    const result = await session.run('status', { env: statusInputs(node, httpSkip === null), signal });
+    const result = await session.run('status', { env: statusInputs(node, httpSkip === null, req.healthRoute ?? false), signal });
     deps.onResult?.(result);
     const failure = failureOf(result);
     if (failure) throw failure;

@@ -79,9 +79,11 @@ export function healthOf(r: PulseRecord | undefined, skipped: string | null, ser
   const code = num(r, 'httpStatus');
   const models = parseModels(str(r, 'body_b64'), servedName);
   const detail = str(r, 'detail') || (code === 401 ? 'the server wants a key that the node .env does not give (HTTP 401; vLLM reads --api-key, else VLLM_API_KEY)' : null);
+  const route = num(r, 'healthRoute');
   return {
     checked: true, skipped: null, httpStatus: code === 0 ? null : code, ok: code === 200 && models.ids.length > 0,
     servedModels: models.ids, maxModelLen: models.maxModelLen, detail: code === 0 ? (detail ?? 'no answer') : detail,
+    ...(route === null ? {} : { healthRoute: route }),
   };
 }
 

@@ -81,6 +81,8 @@ export interface HealthStatus {
   servedModels: string[];
   maxModelLen: number | null;
   detail: string | null;
+  /** GET /health's code, when it was asked (the watchdog asks; status does not): 200 alive, 503 engine dead, 0 no answer. */
+  healthRoute?: number;
 }
 
 export interface KvCacheStatus {

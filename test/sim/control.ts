@@ -48,6 +48,11 @@ export interface NodeControl {
   removeFailures: number;
   /** A test's hold: the next started server loads, then waits to listen until this is false again (read live). */
   holdReady: boolean;
+  /**
+   * The engine core died while the API server still answers (EngineDeadError): GET /health answers 503, /v1/models
+   * still 200 (it needs no engine). Read live by a running server, on every request.
+   */
+  engineDead: boolean;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -61,6 +66,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   reasoningParser: null,
   imageApiKey: null,
   holdReady: false,
+  engineDead: false,
   removeDelayMs: 0,
   removeFailures: 0,
 };

@@ -3,8 +3,8 @@
  * OpenAI-compatible HTTP server (GET /v1/models, POST /v1/chat/completions, GET /health) that behaves as the
  * node's `vllmRelease` does (test/sim/vllm-release.ts): it wants the bearer key of --api-key or VLLM_API_KEY on
  * every path under /v1 (never /health), becomes ready after the node's ready delay, logs vLLM's lines with the
- * release's process prefixes, fails on request (the node's control file), and records every request it receives
- * in SIM_STATE/requests.jsonl.
+ * release's process prefixes, fails on request (the node's control file; `engineDead`: /health 503 while /v1
+ * still answers), and records every request it receives in SIM_STATE/requests.jsonl.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -237,7 +237,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
   let model: string | undefined;
   const guarded = url.startsWith('/v1') && req.method !== 'OPTIONS';
   if (guarded && !authorized) status = reply(res, 401, { error: 'Unauthorized' });
-  else if (req.method === 'GET' && url === '/health') status = reply(res, 200, undefined);
+  // vllm/entrypoints/serve/instrumentator/health.py: check_health(), 200 with no body, 503 on EngineDeadError.
+  else if (req.method === 'GET' && url === '/health') status = reply(res, readControl(stateDir).engineDead ? 503 : 200, undefined);
   else if (req.method === 'GET' && url === '/v1/models') status = reply(res, 200, modelList(args, control, maxLen));
   else if (req.method === 'POST' && url === '/v1/chat/completions') {
     const answer = chatCompletion(chatSetup(args, control, maxLen), body);

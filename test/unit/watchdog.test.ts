@@ -1,7 +1,9 @@
 /** The watchdog's pure rules (runtime/watchdog.ts): what a check means, the record's streak and endpoint, when to heal. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { healDecision, judge, nextRecord, watchdogLine, watchdogRequestProblem } from '../../runtime/watchdog.js';
+import { checkOf, healDecision, judge, nextRecord, watchdogLine, watchdogRequestProblem, watchdogStatusRequest } from '../../runtime/watchdog.js';
+import { healthOf } from '../../runtime/status/parse.js';
+import type { NodeStatus } from '../../runtime/status/types.js';
 import { disableReason } from '../../runtime/gateway.js';
 import type { FleetEntry, NodeState, WatchdogCheck, WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
 
@@ -36,6 +38,30 @@ test('judge: a dead container, a wrong model or max_model_len is down; a lock or
   assert.deepEqual(judge({ ...OK, drift: true }, STATE).notes, ['.env drift: edited after pulse rendered it']);
   const prot = judge({ ...OK, http: false, httpSkipped: 'not checked: protected node, no HTTP request without --yes', healthOk: false }, STATE);
   assert.equal(prot.verdict, 'ok', 'a protected node without --yes is judged by its container');
+});
+
+test('judge: /health not 200 is down though /v1/models serves the model (a dead engine); unasked /health judges as before', () => {
+  const dead: WatchdogCheck = { ...OK, healthRoute: 503 };
+  assert.deepEqual(judge(dead, STATE), { verdict: 'down', reason: 'engine not healthy: /health 503', notes: [] });
+  assert.equal(judge({ ...OK, healthRoute: 0 }, STATE).reason, 'engine not healthy: /health answered nothing');
+  assert.equal(judge({ ...OK, healthRoute: 200 }, STATE).verdict, 'ok');
+  assert.equal(judge({ ...OK, healthRoute: null }, STATE).verdict, 'ok', 'not asked (older check, or no HTTP)');
+  assert.equal(judge(OK, STATE).verdict, 'ok', 'a check of an older run has no healthRoute');
+  const rec = run([OK, dead, dead, dead]);
+  assert.match(rec.disabled ?? '', /: engine not healthy: \/health 503$/);
+  assert.deepEqual(watchdogStatusRequest({ node: 'spark2', confirmed: false }), { node: 'spark2', http: true, gpuProbe: false, yes: false, healthRoute: true });
+});
+
+test('checkOf: the status record\'s healthRoute reaches the check; a status run that did not ask leaves it null', () => {
+  const b64 = Buffer.from(JSON.stringify({ data: [{ id: 'qwen38', max_model_len: 262144 }] })).toString('base64');
+  const asked = healthOf({ kind: 'health', httpStatus: 200, body_b64: b64, detail: '', healthRoute: 503 }, null, 'qwen38');
+  assert.equal(asked.ok, true);
+  assert.equal(asked.healthRoute, 503);
+  const plain = healthOf({ kind: 'health', httpStatus: 200, body_b64: b64, detail: '' }, null, 'qwen38');
+  assert.equal('healthRoute' in plain, false, 'status JSON keeps its shape when /health was not asked');
+  const status = (health: NodeStatus['health']): NodeStatus => ({ node: 'spark2', answered: true, error: null, container: null, env: null, memory: null, lock: null, health } as unknown as NodeStatus);
+  assert.equal(checkOf(status(asked)).healthRoute, 503);
+  assert.equal(checkOf(status(plain)).healthRoute, null);
 });
 
 test('the endpoint goes off after N failed checks in a row and on again after N good ones; skipped checks count neither way', () => {
