@@ -99,6 +99,10 @@ test('a killed deploy: its lock goes stale after the lease, a new deploy proceed
   // The lease is the worker's setting: A's idle background worker, started without it, is replaced by one with it
   // (docs/DEPLOYS.md). 12 s: B's refused up below may have to start B's background worker first on a loaded machine.
   const lease = { PULSE_LOCK_LEASE_S: '12' };
+  // B's background worker gets the lease now, on a node no other case uses: replaced by B's refused up below, after
+  // A is killed, its start ate into the 12 s on a loaded CI machine and the lease ran out before B's lock step.
+  const warm = await runCli(['model', 'up', 'datagen', '--node', 'simC'], { ...envB, ...lease });
+  assert.equal(warm.code, 0, warm.stdout + warm.stderr);
   sim.node('simB').setReadyDelay(60_000);
   const run = startCli(['model', 'up', 'datagen', '--node', 'simB', '--restart'], { ...envA, ...lease });
   await waitForOutput(run, /→ 7\/9 readiness on simB/);
