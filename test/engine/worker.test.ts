@@ -63,7 +63,7 @@ describe('pulse worker (runWorker)', () => {
     });
     assert.equal(signalled, true);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /SIGTERM received: finishing running steps/);
+    assert.match(r.stderr, /SIGTERM received: handing the waits back, finishing running steps \(up to \d+s\), then exiting/);
   });
 
   it('createPulseWorker refuses a missing prebuilt bundle instead of bundling', async () => {
