@@ -83,6 +83,7 @@ export function stepSuite(c: SuiteContext): void {
     assert.ok(lines.every((l) => !l.includes('\r') && !l.startsWith('@pulse')), 'one line per record, tqdm updates split');
     await stopServer(s, p.recipe);
     assert.equal(await follow, true, 'docker ends the follow when the container stops');
+    await fullUp(s, plan(), `${c.mode}-deploy-follow-back`); // the cases below start from the default plan running
   });
 
   test(`${c.mode}: same identity skips, except after a .env change, a newer mount file, or --restart`, async () => {
