@@ -36,7 +36,7 @@ describe('readiness wait: 35 minutes of virtual time', () => {
           return { ready: false, httpStatus: 503, detail: 'loading weights' };
         },
       },
-      { clock: { now: () => now, monotonic: () => now }, pollIntervalMs: 15_000, sleep: async (ms) => { now += ms; } },
+      { clock: { now: () => now, monotonic: () => now }, pollIntervalMs: 15_000, readinessProbeMs: 15_000, sleep: async (ms) => { now += ms; } },
     );
     const o = await runWorkflow(env, createActivities(deps), workerPlan({ readiness: { timeoutS: 2100 } }));
     assert.equal(o.ok, false);
