@@ -6,12 +6,11 @@
  * the worker's own files would not. The files are read again for each activity (a few small files; a stale cache
  * would be a second authority).
  */
-import { Context } from '@temporalio/activity';
 import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
 import { UNMANAGED_PROFILE } from '../runtime/restore.js';
 import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
-import { toFailure } from './errors.js';
+import { classified } from './errors.js';
 
 /** Loads the worker's own nodes.json and profiles (worker/deps.ts reads the files; tests may hand in fixed ones). */
 export interface WorkerFilesSource {
@@ -25,14 +24,6 @@ export interface Authority {
   stop(input: unknown): OwnStop;
   /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
   state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[] };
-}
-
-function classified<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toFailure(err, Context.current().info.attempt, false);
-  }
 }
 
 export function authority(source: WorkerFilesSource): Authority {

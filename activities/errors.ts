@@ -2,6 +2,7 @@
  * The one place that turns what a step threw (a PulseError, an ssh/socket error, anything else) into one of
  * pulse's stable ApplicationFailure types with its retry decision. Workflows and the CLI read only these types.
  */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { isPulseError } from '../runtime/errors.js';
 import { FAILURES, retryable } from '../runtime/failures.js';
@@ -44,4 +45,13 @@ export function toFailure(err: unknown, attempt: number, cancelled: boolean): un
     nonRetryable: !c.retry,
     details: c.hint ? [{ hint: redactSecrets(c.hint) }] : undefined,
   });
+}
+
+/** Runs a synchronous check inside an activity; what it throws leaves as a classified failure (Refused, ConfigError: not retried). */
+export function classified<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw toFailure(err, Context.current().info.attempt, false);
+  }
 }

@@ -9,7 +9,7 @@ import { planDigest, refusePlan } from '../runtime/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
 import { authority } from './authority.js';
 import type { ActivityDeps } from './deps.js';
-import { toFailure } from './errors.js';
+import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
@@ -72,7 +72,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
     /** Step 6: setsid start.sh; the node's atomic marker for deployId makes a retry or crash-resume a no-op. */
     async startServer(input: StartInput, lock?: LockUse): Promise<StartResult> {
       const plan = own.up(input.plan);
-      const deployId = checked(() => {
+      const deployId = classified(() => {
         if (typeof input.deployId !== 'string' || input.deployId === '') throw refusePlan('deployId is not a text');
         return input.deployId;
       });
@@ -82,19 +82,11 @@ export function nodeStepActivities(deps: ActivityDeps) {
     /** Step 8: served model name, max_model_len, KV cache line, pulse-proof texts (read-only). */
     async verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult> {
       const plan = own.up(input.plan);
-      const logPath = checked(() => startLog(plan, input.logPath));
+      const logPath = classified(() => startLog(plan, input.logPath));
       log('verify', plan.node);
       return run(plan.target, plan.recipe, lock, (s, o) => steps.verifyServer(s, plan, logPath, o));
     },
   };
-}
-
-function checked<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toFailure(err, Context.current().info.attempt, false);
-  }
 }
 
 /** verify reads the log start.sh wrote: only a log of this recipe's logs/ folder, as the start step names it. */

@@ -12,7 +12,7 @@ import { readBackup } from '../runtime/steps/index.js';
 import type { RollbackRequest } from '../runtime/model/index.js';
 import type { RollbackPlan } from './contract.js';
 import type { ActivityDeps } from './deps.js';
-import { toFailure } from './errors.js';
+import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 
 type Obj = Record<string, unknown>;
@@ -28,20 +28,12 @@ function request(input: unknown): RollbackRequest {
   return o as unknown as RollbackRequest;
 }
 
-function checked<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toFailure(err, Context.current().info.attempt, false);
-  }
-}
-
 export function rollbackActivities(deps: ActivityDeps) {
   return {
     /** Read and check the backup on the node; the rollback's plan (an UpPlan with `restore`), or a refusal. */
     async planRollback(input: RollbackRequest): Promise<RollbackPlan> {
       const files = deps.files.load();
-      const { req, node, recipeDir } = checked(() => {
+      const { req, node, recipeDir } = classified(() => {
         const r = request(input);
         if (!Object.hasOwn(files.config.nodes, r.node)) throw refusePlan(`node ${JSON.stringify(r.node)} is not in the worker's nodes.json (${files.config.file})`);
         const n = nodeOf(files.config, r.node);
@@ -50,7 +42,7 @@ export function rollbackActivities(deps: ActivityDeps) {
       });
       const target = node.host === 'ssh' ? { name: req.node, host: 'ssh' as const, ssh: node.ssh } : { name: req.node, host: 'local' as const };
       const read = await nodeStep(deps.heartbeatEveryMs ?? 5000, (o) => readBackup(deps.nodes.session(target), req.backup, `${recipeDir}/.env`, o));
-      const plan = checked(() => buildRestorePlan(files.config, files.profiles, {
+      const plan = classified(() => buildRestorePlan(files.config, files.profiles, {
         node: req.node, backup: req.backup, text: read.text, yes: req.confirmed, force: req.force, timeoutS: req.timeoutS, protectBackup: req.backup,
       }, new Date(Date.parse(req.renderedAt))));
       deps.logger.info(`rollback planned on ${req.node}: ${plan.profile} from ${req.backup}`, { workflowId: Context.current().info.workflowExecution?.workflowId });

@@ -13,7 +13,7 @@ import { targetOf } from '../runtime/status/collect.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
 import type { ActivityDeps } from './deps.js';
-import { toFailure } from './errors.js';
+import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 
 export interface RolloutNodeInput {
@@ -37,18 +37,10 @@ export interface RolloutActivities {
   smokeRolloutNode(input: RolloutNodeInput): Promise<SmokeResult>;
 }
 
-function checked<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw toFailure(err, Context.current().info.attempt, false);
-  }
-}
-
 export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
   const own = (input: { request: unknown; node?: unknown }) => {
     const files = deps.files.load();
-    const request = checked(() => {
+    const request = classified(() => {
       const r = checkRolloutRequest(files.config, files.profiles, input.request);
       if (input.node !== undefined && !r.nodes.includes(input.node as string)) throw refusePlan(`node ${JSON.stringify(input.node)} is not in this rollout`);
       return r;
@@ -61,11 +53,11 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
       const state = await deps.state.readNodeState(deps.stateDir, input.node);
       // Seconds, as the CLI's plans are rendered (the plan check compares renderedAt as UTC seconds).
       const now = new Date(Math.floor(deps.clock.now() / 1000) * 1000);
-      return checked(() => nodePlanOf(files.config, files.profiles, request, input.node, state, now));
+      return classified(() => nodePlanOf(files.config, files.profiles, request, input.node, state, now));
     },
     async guardRolloutStep(input) {
       const { files, request } = own(input);
-      const nodes = checked(() => {
+      const nodes = classified(() => {
         if (!Array.isArray(input.nodes) || !input.nodes.every((n) => request.nodes.includes(n))) throw refusePlan('the guard names a node outside the rollout');
         return input.nodes;
       });
@@ -83,7 +75,7 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
     },
     async smokeRolloutNode(input) {
       const { files } = own(input);
-      const node = checked(() => nodeOf(files.config, input.node));
+      const node = classified(() => nodeOf(files.config, input.node));
       const r = await nodeStep(deps.heartbeatEveryMs ?? 5000, () => runSmoke(deps.nodes.session(targetOf(input.node, node)), input.node, node));
       deps.logger.info(`rollout gate smoke on ${input.node}: ${r.ok ? 'pass' : `fail (${r.error ?? '?'})`}`);
       return r;

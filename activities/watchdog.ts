@@ -17,19 +17,17 @@ import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem, watch
 import { utc } from '../runtime/format.js';
 import type { NodeState, WatchdogCheck, WatchdogOutcome, WatchdogRecord, WatchdogRequest } from '../runtime/model/index.js';
 import type { ActivityDeps } from './deps.js';
-import { toFailure } from './errors.js';
+import { classified, toFailure } from './errors.js';
 
 /** The request checked against the worker's nodes.json; a refusal is not retried. */
 function checked(config: NodesConfig, input: unknown): WatchdogRequest {
-  try {
+  return classified(() => {
     const problem = watchdogRequestProblem(input);
     if (problem) throw refusePlan(problem);
     const req = input as WatchdogRequest;
     if (!Object.hasOwn(config.nodes, req.node)) throw refusePlan(`node ${JSON.stringify(req.node)} is not in the worker's nodes.json (${config.file})`);
     return req;
-  } catch (err) {
-    throw toFailure(err, Context.current().info.attempt, false);
-  }
+  });
 }
 
 function summaryOf(node: string, rec: WatchdogRecord | null, changed: WatchdogOutcome['changed']): string {
