@@ -8,6 +8,7 @@ import { diffText } from './diff-report.js';
 import type { PlannedStep } from '../runtime/rollout.js';
 import { EXIT_DETACHED, FAILURES } from '../runtime/failures.js';
 import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
+import { ROLLOUT_STEPS } from '../runtime/steps/catalog.js';
 
 export interface RolloutPlanView {
   request: RolloutRequest;
@@ -28,13 +29,13 @@ export function rolloutPlanText(v: RolloutPlanView): string {
     v.protectedNodes.length === 0
       ? 'protected nodes: none'
       : `protected nodes: ${v.protectedNodes.join(', ')} — ${r.confirmed ? '--yes given' : 'needs --yes (once, for the whole rollout)'}`,
-    `gate after each node: ${r.action === 'up' ? "the child's verify passes and one smoke request answers" : 'the container is gone'}; a failed gate stops the rollout and leaves the later nodes untouched${r.autoRollback ? ' (--auto-rollback: the failed node goes back to its previous .env)' : ''}`,
+    `gate after each node: ${r.action === 'up' ? `the child's verify passes and ${ROLLOUT_STEPS.smoke.plan}` : 'the container is gone'}; a failed gate stops the rollout and leaves the later nodes untouched${r.autoRollback ? ' (--auto-rollback: the failed node goes back to its previous .env)' : ''}`,
     '',
   ];
   v.steps.forEach((s, i) => {
     lines.push(`step ${i + 1}: ${s.nodes.join(', ')}`);
     lines.push(`  serving meanwhile: ${s.serving.length > 0 ? s.serving.join(', ') : 'NO endpoint'}`);
-    if (s.refused) lines.push(`  REFUSED by the availability guard: ${s.refused}`);
+    if (s.refused) lines.push(`  REFUSED by the ${ROLLOUT_STEPS.guard.label}: ${s.refused}`);
     for (const n of s.nodes) {
       const d = v.diffs[n];
       if (r.action === 'down') lines.push(`  ${n}: the server stops`);

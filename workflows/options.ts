@@ -16,6 +16,7 @@
 import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
 import type { PulseActivities } from '../activities/contract.js';
+import type { RolloutActivities } from '../activities/rollout.js';
 import { FRAME_STEPS, summaryOf } from '../runtime/steps/catalog.js';
 import type { StepDef } from '../runtime/steps/catalog.js';
 import { stateTaskQueue } from './definitions.js';
@@ -53,6 +54,18 @@ const LOCAL_RETRY: RetryPolicy = {
   maximumAttempts: 10,
   nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
 };
+
+/** A rollout's guard, node plan and smoke gate: quick reads, retried briefly (a refusal never is). */
+const ROLLOUT_RETRY: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '10s',
+  maximumAttempts: 5,
+  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+};
+
+/** A watchdog check and its record: fewer attempts, the schedule's next run checks again anyway. */
+const WATCHDOG_RETRY: RetryPolicy = { ...ROLLOUT_RETRY, maximumAttempts: 3 };
 
 function nodeStepOptions(summary: string, startToCloseS: number): ActivityOptions {
   return {
@@ -106,6 +119,22 @@ function stateStep(summary: string): ActivityOptions {
   return { summary, taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: LOCAL_RETRY };
 }
 
+/**
+ * A rollout's or a watchdog's read on the gateway host's queue (the guard and the node plan read node states; the
+ * watchdog's record writes one): 30 s, its own brief retry.
+ */
+function briefStateStep(summary: string, retry: RetryPolicy): ActivityOptions {
+  return { summary, taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry };
+}
+
+/**
+ * The rollout's smoke gate (one request, heartbeating) and the watchdog's check (the status script has its own 45 s
+ * per-node deadline and never fails for an unreachable node: it says so) on the node queue: 120 s.
+ */
+function briefNodeStep(summary: string, retry: RetryPolicy, heartbeat: boolean): ActivityOptions {
+  return { summary, startToCloseTimeout: '120s', ...(heartbeat ? { heartbeatTimeout: `${HEARTBEAT_TIMEOUT_S}s` } : {}), retry };
+}
+
 /** The options of a catalog step on `node` (its summary, its preset); `budgetS` is a wait's spec budget. */
 export function optionsOf(def: StepDef, node: string, budgetS = 0): ActivityOptions {
   const summary = summaryOf(def, node);
@@ -120,6 +149,14 @@ export function optionsOf(def: StepDef, node: string, budgetS = 0): ActivityOpti
       return readinessWait(summary, budgetS);
     case 'state':
       return stateStep(summary);
+    case 'rollout-state':
+      return briefStateStep(summary, ROLLOUT_RETRY);
+    case 'rollout-gate':
+      return briefNodeStep(summary, ROLLOUT_RETRY, true);
+    case 'watchdog-probe':
+      return briefNodeStep(summary, WATCHDOG_RETRY, false);
+    case 'watchdog-state':
+      return briefStateStep(summary, WATCHDOG_RETRY);
   }
 }
 
@@ -133,8 +170,14 @@ export function frameActivities(node: string) {
   };
 }
 
-/** The activity of a catalog step on `node`, with its own options (one proxy per step: its preset and UI summary). */
-export function stepActivity<D extends StepDef & { activity: keyof PulseActivities }>(def: D, node: string, budgetS?: number): PulseActivities[D['activity']] {
-  const acts: Pick<PulseActivities, D['activity']> = proxyActivities<PulseActivities>(optionsOf(def, node, budgetS));
+/** Every activity a pulse workflow schedules (the deploys', the watchdog's and a rollout's). */
+type WorkflowActivities = PulseActivities & RolloutActivities;
+
+/**
+ * The activity of a catalog step on `node` (for a rollout's guard: the step's nodes), with its own options (one proxy
+ * per step: its preset and UI summary).
+ */
+export function stepActivity<D extends StepDef & { activity: keyof WorkflowActivities }>(def: D, node: string, budgetS?: number): WorkflowActivities[D['activity']] {
+  const acts: Pick<WorkflowActivities, D['activity']> = proxyActivities<WorkflowActivities>(optionsOf(def, node, budgetS));
   return acts[def.activity as D['activity']];
 }

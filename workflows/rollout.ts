@@ -10,16 +10,15 @@
  * child too, which compensates. New workflow type: no history older than this file exists.
  */
 import {
-  ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, defineSignal, executeChild, isCancellation, proxyActivities,
+  ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, defineSignal, executeChild, isCancellation,
   setCurrentDetails, setHandler, startChild, workflowInfo,
 } from '@temporalio/workflow';
-import type { RetryPolicy } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { RolloutActivities } from '../activities/rollout.js';
 import type { DeployResult, DownPlan, RollbackRequest, RolloutNode, RolloutProgress, RolloutRequest, UpPlan } from '../runtime/model/index.js';
-import { DOWN_WORKFLOW, ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, stateTaskQueue, UP_WORKFLOW, workflowIdFor } from './definitions.js';
+import { DOWN_WORKFLOW, ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, UP_WORKFLOW, workflowIdFor } from './definitions.js';
+import { stepActivity } from './options.js';
 import { describeError } from './result.js';
-import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
+import { noteOf, ROLLOUT_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { utc } from '../runtime/format.js';
 
 /** The rollout's state: the CLI's follow and `pulse model watch` read it. */
@@ -27,16 +26,6 @@ export const rolloutQuery = defineQuery<RolloutProgress>('rollout');
 /** Stop after the current step (`pulse model cancel` on a rollout, without --now). */
 export const stopRolloutSignal = defineSignal('stopRollout');
 export const ROLLOUT_FAILED = 'RolloutFailed';
-
-/** The guard, the plan and the smoke: quick reads, retried briefly; a refusal is never retried. */
-const RETRY: RetryPolicy = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES };
-
-const state = (): ReturnType<typeof proxyActivities<RolloutActivities>> => proxyActivities<RolloutActivities>({
-  taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: RETRY,
-});
-const node = (): ReturnType<typeof proxyActivities<RolloutActivities>> => proxyActivities<RolloutActivities>({
-  startToCloseTimeout: '120s', heartbeatTimeout: '30s', retry: RETRY, summary: 'gate: one smoke request',
-});
 
 /** The child's DeployResult from its failure (details[0]), if it carried one. */
 function failedResult(e: unknown): DeployResult | null {
@@ -75,7 +64,8 @@ export async function rolloutWorkflow(req: RolloutRequest): Promise<RolloutProgr
         end('stopped', `stopped by request before ${batch.map((n) => n.node).join(', ')}`);
         return p;
       }
-      const guard = await state().guardRolloutStep({ request: req, nodes: batch.map((n) => n.node) });
+      const nodes = batch.map((n) => n.node);
+      const guard = await stepActivity(ROLLOUT_STEPS.guard, nodes.join(', '))({ request: req, nodes });
       for (const n of batch) n.serving = guard.serving;
       if (guard.refused !== null) {
         for (const n of batch) n.status = 'refused';
@@ -113,7 +103,7 @@ async function runNode(req: RolloutRequest, n: RolloutNode, attrs: boolean, show
   show();
   let plan: UpPlan | DownPlan;
   try {
-    plan = await state().planRolloutNode({ request: req, node: n.node });
+    plan = await stepActivity(ROLLOUT_STEPS.plan, n.node)({ request: req, node: n.node });
   } catch (e) {
     n.status = 'refused';
     n.error = `plan: ${describeError(e).message}`;
@@ -156,17 +146,18 @@ async function runNode(req: RolloutRequest, n: RolloutNode, attrs: boolean, show
     n.gate = 'container gone';
     return;
   }
-  const smoke = await node().smokeRolloutNode({ request: req, node: n.node }).catch((e: unknown) => {
+  const smoke = await stepActivity(ROLLOUT_STEPS.smoke, n.node)({ request: req, node: n.node }).catch((e: unknown) => {
     if (isCancellation(e)) throw e;
     return { ok: false, error: describeError(e).message, latencyS: null };
   });
-  if (smoke.ok) {
+  const failed = verdictOf(ROLLOUT_STEPS.smoke, smoke);
+  if (failed === null) {
     n.status = 'succeeded';
-    n.gate = `verify passed, smoke answered${smoke.latencyS === null ? '' : ` in ${Math.round(smoke.latencyS * 1000)} ms`}`;
+    n.gate = `verify passed, ${noteOf(ROLLOUT_STEPS.smoke, smoke) ?? 'smoke answered'}`;
     return;
   }
   n.status = 'failed';
-  n.gate = `verify passed, smoke failed: ${smoke.error ?? '?'}`;
+  n.gate = `verify passed, ${failed}`;
   n.error = n.gate;
   if (plan.autoRollback === true && result.backupPath) await CancellationScope.nonCancellable(() => rollbackGate(req, n, result, attrs));
 }

@@ -7,30 +7,25 @@
  * holding the node's deploy ID (`pulse-model-<node>`), so no deploy and no heal ever run at once on a node; a deploy
  * that holds it makes the heal wait for a later check.
  */
-import { executeChild, ParentClosePolicy, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { PulseActivities } from '../activities/contract.js';
-import { NON_RETRYABLE_FAILURES } from '../runtime/failures.js';
+import { executeChild, ParentClosePolicy, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { RollbackRequest, WatchdogOutcome, WatchdogRequest } from '../runtime/model/index.js';
-import { ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_OUTCOME, stateTaskQueue, workflowIdFor } from './definitions.js';
+import { WATCHDOG_STEPS } from '../runtime/steps/catalog.js';
+import { ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_OUTCOME, workflowIdFor } from './definitions.js';
+import { stepActivity } from './options.js';
 import { describeError } from './result.js';
 import type { rollbackWorkflow } from './rollback.js';
 
 /** PulseOutcome of a watchdog run that changed the node's verdict (history lists these runs). */
 export const WATCHDOG_OUTCOMES = ['watchdog-ok', 'watchdog-down'] as const;
 
-function activities(): Pick<PulseActivities, 'watchdogProbe' | 'watchdogRecord'> {
-  const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES };
-  // The status script has its own 45 s per-node deadline and never fails for an unreachable node (it says so).
-  const { watchdogProbe } = proxyActivities<PulseActivities>({ summary: 'watchdog check', startToCloseTimeout: '120s', retry });
-  const { watchdogRecord } = proxyActivities<PulseActivities>({
-    summary: 'watchdog record', taskQueue: stateTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry,
-  });
-  return { watchdogProbe, watchdogRecord };
+/** The two steps of a run (WATCHDOG_STEPS), with their catalog options. */
+function activities(node: string) {
+  return { watchdogProbe: stepActivity(WATCHDOG_STEPS.check, node), watchdogRecord: stepActivity(WATCHDOG_STEPS.record, node) };
 }
 
 /** One check (or, with request.clear, the record's removal for `off`); returns what it found and did. */
 export async function watchdogWorkflow(request: WatchdogRequest): Promise<WatchdogOutcome> {
-  const acts = activities();
+  const acts = activities(request.node);
   if (request.clear) return acts.watchdogRecord({ request, check: null });
   const check = await acts.watchdogProbe(request);
   const out = await acts.watchdogRecord({ request, check });

@@ -1,8 +1,9 @@
 /**
- * The step catalog: ONE row per step of an up or a down, the one home of what a step is called, what it runs and
- * how it is shown. The workflows build their activity proxies and step records from it (workflows/up.ts, down.ts,
- * saga.ts), the dry-run prints its titles (runtime/steps/index.ts stepScripts), the CLI's progress printer its
- * notes (cli/deploy-client/follow-run.ts), and docs/ARCHITECTURE.md's step table is checked against it (test/unit/step-catalog).
+ * The step catalog: ONE row per step of an up, a down, a rollback, a rollout or a watchdog check, the one home of what
+ * a step is called, what it runs and how it is shown. The workflows build their activity proxies (workflows/options.ts
+ * stepActivity) and step records from it (workflows/up.ts, down.ts, saga.ts, rollout.ts, watchdog.ts), the dry-runs
+ * print its titles (runtime/steps/index.ts stepScripts, cli/rollout-view.ts), the CLI's progress printer its notes
+ * (cli/deploy-client/follow-run.ts), and docs/ARCHITECTURE.md's step table is checked against it (test/unit/step-catalog).
  *
  * Why one table and not one module per step: the workflow bundle may take code only from deterministic, import-free
  * modules (eslint.config.js), while a step's inputs and record parsing need Node (base64, sha256) and live on the
@@ -14,12 +15,12 @@ import type { MemorySample, PreflightReport, StartResult, StopResult, VerifyResu
 import type { StepName } from '../node/types.js';
 
 /** The activity option preset of a step (workflows/options.ts turns it into timeouts and a retry policy). */
-export type StepPreset = 'quick' | 'stop' | 'memory-wait' | 'readiness-wait' | 'state';
+export type StepPreset = 'quick' | 'stop' | 'memory-wait' | 'readiness-wait' | 'state' | 'rollout-state' | 'rollout-gate' | 'watchdog-probe' | 'watchdog-state';
 
 export interface StepDef {
   /** The step's id in the progress query, the DeployResult's step list and the error prefix ("<step>: ..."). */
   step: string;
-  /** The activity the workflow schedules for it (a name of activities/contract.ts PulseActivities). */
+  /** The activity the workflow schedules for it (a name of activities/contract.ts PulseActivities or activities/rollout.ts RolloutActivities). */
   activity: string;
   /** Its activity summary (the UI, the CLI's step line), before " on <node>". */
   label: string;
@@ -158,7 +159,42 @@ export const ROLLBACK_STEPS = {
   auto: { step: 'rollback', activity: 'rollbackWorkflow', label: 'auto-rollback', title: 'auto-rollback: bring the previous .env back up', script: null, preset: 'state', note: rollbackNote },
 } as const satisfies Record<string, StepDef>;
 
-const ALL: readonly StepDef[] = [...Object.values(FRAME_STEPS), ...Object.values(UP_STEPS), ...Object.values(DOWN_STEPS), ...Object.values(ROLLBACK_STEPS)];
+/** The gate's smoke result (runtime/status/smoke.ts SmokeResult): how fast it answered. */
+function smokeNote(r: unknown): string | null {
+  if (obj(r)['ok'] !== true) return null;
+  const latency = obj(r)['latencyS'];
+  return `smoke answered${typeof latency === 'number' ? ` in ${Math.round(latency * 1000)} ms` : ''}`;
+}
+
+/** The gate's smoke result: what went wrong (the gate fails, the rollout stops). */
+function smokeVerdict(r: unknown): string | null {
+  return obj(r)['ok'] === true ? null : `smoke failed: ${text(r, 'error') ?? '?'}`;
+}
+
+/**
+ * A rollout's own steps (workflows/rollout.ts; issue 15), around each node's child deploy: per step (one node, or up
+ * to --max-parallel) the availability guard, per node the worker's plan and, after an up, the gate's smoke request.
+ * The guard's summary names the step's nodes (`availability guard on spark2, spark3`).
+ */
+export const ROLLOUT_STEPS = {
+  guard: { step: 'guard', activity: 'guardRolloutStep', label: 'availability guard', title: 'availability guard: the model keeps an enabled endpoint while the step runs', script: null, preset: 'rollout-state' },
+  plan: { step: 'plan', activity: 'planRolloutNode', label: 'node plan', title: "the node's plan, made by the worker from its own files", script: null, preset: 'rollout-state' },
+  smoke: { step: 'smoke', activity: 'smokeRolloutNode', label: 'gate: one smoke request', title: 'gate: one smoke request answers', script: 'smoke', preset: 'rollout-gate', plan: 'one smoke request answers', note: smokeNote, verdict: smokeVerdict },
+} as const satisfies Record<string, StepDef>;
+
+/**
+ * One run of `pulse model watchdog` (workflows/watchdog.ts; issue 16): the read-only check on the node, then its
+ * record where node states live. Not the recipe's own memory watchdog (RUNTIME.md MEMWATCH_*), which runs inside start.sh.
+ */
+export const WATCHDOG_STEPS = {
+  check: { step: 'watchdog-check', activity: 'watchdogProbe', label: 'watchdog check', title: 'watchdog check: the status script on the node (/health and /v1/models where allowed)', script: 'status', preset: 'watchdog-probe' },
+  record: { step: 'watchdog-record', activity: 'watchdogRecord', label: 'watchdog record', title: "watchdog record: the node's verdict, streak and endpoint", script: null, preset: 'watchdog-state' },
+} as const satisfies Record<string, StepDef>;
+
+const ALL: readonly StepDef[] = [
+  ...Object.values(FRAME_STEPS), ...Object.values(UP_STEPS), ...Object.values(DOWN_STEPS), ...Object.values(ROLLBACK_STEPS),
+  ...Object.values(ROLLOUT_STEPS), ...Object.values(WATCHDOG_STEPS),
+];
 
 /** A step's activity summary on a node: what the UI and the CLI's step line show. */
 export function summaryOf(def: StepDef, node: string): string {

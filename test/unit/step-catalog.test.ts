@@ -7,12 +7,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf } from '../../runtime/steps/catalog.js';
+import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, ROLLOUT_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf, WATCHDOG_STEPS } from '../../runtime/steps/catalog.js';
 import type { StepDef } from '../../runtime/steps/catalog.js';
 import { stepNote, stepVerdict } from '../../cli/deploy-client/follow-run.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
-const TABLES: [string, Record<string, StepDef>][] = [['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS], ['rollback', ROLLBACK_STEPS]];
+const TABLES: [string, Record<string, StepDef>][] = [
+  ['up', UP_STEPS], ['down', DOWN_STEPS], ['every deploy', FRAME_STEPS], ['rollback', ROLLBACK_STEPS], ['rollout', ROLLOUT_STEPS], ['watchdog', WATCHDOG_STEPS],
+];
 const ALL = TABLES.flatMap(([, t]) => Object.values(t));
 
 test('every row has a unique summary within its deploy, and the up steps are numbered 1..9 in order', () => {
@@ -45,20 +47,24 @@ test('the notes read the step results', () => {
   assert.equal(noteOf(FRAME_STEPS.lock, { lock: { since: 'a', leaseUntil: 'b' } }), 'held since a, lease until b');
   assert.equal(noteOf(FRAME_STEPS.lock, { lock: null }), null);
   assert.equal(noteOf(UP_STEPS.readiness, { ready: true }), null);
+  // The rollout's gate (its closing table and the e2e test read these words).
+  assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: 0.4567 }), 'smoke answered in 457 ms');
+  assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: null }), 'smoke answered');
+  assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: false, error: 'x' }), null);
   assert.equal(stepNote('writeEnv', { written: false }, '5/9 write .env on n'), 'same identity: not written');
   assert.equal(stepNote('writeEnv', 'not an object'), null);
 });
 
 test("docs/ARCHITECTURE.md's step table is the catalog", () => {
   const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'ARCHITECTURE.md'), 'utf8');
-  const rows = doc.split('\n').filter((l) => /^\| (up|down|every deploy|rollback) \|/.test(l));
+  const rows = doc.split('\n').filter((l) => /^\| (up|down|every deploy|rollback|rollout|watchdog) \|/.test(l));
   const want = TABLES.flatMap(([deploy, t]) =>
     Object.values(t).map((d) => `| ${deploy} | \`${d.step}\` | \`${d.activity}\` | ${d.label} | ${d.script ? `\`${d.script}.sh\`` : '—'} | ${d.preset} |`),
   );
   assert.deepEqual(rows, want);
 });
 
-test('a step that completes can still fail the deploy: preflight and verify say why, every other row passes', () => {
+test('a step that completes can still fail: preflight, verify and the rollout smoke gate say why, every other row passes', () => {
   const pre = { ok: false, checks: [{ name: 'mounts', ok: false, detail: '/models missing' }, { name: 'files', ok: true, detail: '' }] };
   assert.equal(verdictOf(UP_STEPS.preflight, pre), 'preflight failed: mounts: /models missing');
   assert.equal(verdictOf(UP_STEPS.preflight, { ...pre, ok: true }), null);
@@ -67,5 +73,10 @@ test('a step that completes can still fail the deploy: preflight and verify say 
   assert.equal(verdictOf(UP_STEPS.verify, { ...v, ok: true }), null);
   // The CLI's step line reads the same verdict from history (so it prints ✗, never ✓, for a failed verify).
   assert.equal(stepVerdict('verifyServer', v, summaryOf(UP_STEPS.verify, 'spark2')), verdictOf(UP_STEPS.verify, v));
-  for (const d of ALL) if (d !== UP_STEPS.preflight && d !== UP_STEPS.verify) assert.equal(verdictOf(d, { ok: false }), null, d.label);
+  // The gate's smoke: anything but an answer fails it (the rollout stops there).
+  assert.equal(verdictOf(ROLLOUT_STEPS.smoke, { ok: false, error: 'HTTP 500', latencyS: null }), 'smoke failed: HTTP 500');
+  assert.equal(verdictOf(ROLLOUT_STEPS.smoke, { ok: false, error: null }), 'smoke failed: ?');
+  assert.equal(verdictOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: 1 }), null);
+  const judged: StepDef[] = [UP_STEPS.preflight, UP_STEPS.verify, ROLLOUT_STEPS.smoke];
+  for (const d of ALL) if (!judged.includes(d)) assert.equal(verdictOf(d, { ok: false }), null, d.label);
 });
