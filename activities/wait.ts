@@ -169,7 +169,6 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     handBackIf(spec.handBack, cp);
     cp.attempt += 1;
     const probeStart = spec.monotonic();
-    spec.watch?.ensure();
     spec.watch?.consume(); // this probe answers every wake until now; one during it wakes the next pause at once
     // A probe may take seconds (curl's own limit is 10 s): the wait goes on heartbeating meanwhile.
     const ticker = setInterval(beat, WAIT_BEAT_MS);
@@ -184,6 +183,10 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     if (answer.phase) cp.phase = answer.phase;
     if (answer.lastLine !== undefined) cp.lastLine = answer.lastLine;
     if (answer.memo !== undefined) cp.memo = answer.memo;
+    // The log is followed only once a probe said "not yet": a server that already answers (a same-identity up, a
+    // resumed wait) costs no follow channel. The follow reads the log's last lines first, so a startup line the
+    // server printed during that first probe still wakes the wait.
+    if (!answer.done) spec.watch?.ensure();
     cp.elapsedMs = elapsed();
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
     ctx.heartbeat(cp);

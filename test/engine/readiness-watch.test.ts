@@ -59,6 +59,23 @@ describe('readiness follows the server log', () => {
     assert.ok(last && last.elapsedMs < NEVER_MS, 'ended before the fallback probe was due');
   });
 
+  it('a server that answers the first probe (a same-identity up) starts no log follow', async () => {
+    let probes = 0;
+    let follows = 0;
+    const { deps } = fakeDeps(
+      {
+        probeReadiness: async () => (++probes, { ready: true, httpStatus: 200, detail: 'ok' }),
+        followServerLog: async () => (++follows, false),
+      },
+      { readinessProbeMs: NEVER_MS },
+    );
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const r = (await env.run(createActivities(deps).pollReadiness, plan)) as { ready: boolean };
+    assert.equal(r.ready, true);
+    assert.equal(probes, 1);
+    assert.equal(follows, 0, 'no docker logs --follow channel for a server that already serves');
+  });
+
   it('a follow that cannot run yet (start.sh still creating the container) starts again by itself, and its line still wakes the wait', async () => {
     let probes = 0;
     let follows = 0;
@@ -87,7 +104,7 @@ describe('readiness follows the server log', () => {
 
   it('a followed log that ends (the container stopped) probes at once, and the probe fails fast', async () => {
     let probes = 0;
-    let end: (ended: boolean) => void = () => undefined;
+    let end: ((ended: boolean) => void) | null = null;
     const { deps } = fakeDeps(
       {
         probeReadiness: async () => {
@@ -100,8 +117,9 @@ describe('readiness follows the server log', () => {
     );
     const env = new MockActivityEnvironment(undefined, quiet);
     const done = env.run(createActivities(deps).pollReadiness, plan).catch((e: unknown) => e);
-    await until(() => probes === 1);
-    end(true);
+    // The follow starts after the first probe said "not yet".
+    await until(() => probes === 1 && end !== null);
+    end!(true);
     const err = await done;
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'PreconditionFailed');
@@ -109,7 +127,7 @@ describe('readiness follows the server log', () => {
   });
 
   it('heartbeats the phase the stream saw between probes, and keeps only that', async () => {
-    let emit: (line: string) => void = () => undefined;
+    let emit: ((line: string) => void) | null = null;
     let probes = 0;
     const { deps } = fakeDeps(
       {
@@ -125,8 +143,8 @@ describe('readiness follows the server log', () => {
     const beats: WaitCheckpoint[] = [];
     env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
     const done = env.run(createActivities(deps).pollReadiness, plan).catch((e: unknown) => e);
-    await until(() => probes === 1);
-    emit('(EngineCore pid=9) INFO 12-03 09:10:00 [default_loader.py:267] Loading safetensors checkpoint shards:  61% Completed | 23/38 [00:10<00:06,  2.3it/s]');
+    await until(() => probes === 1 && emit !== null);
+    emit!('(EngineCore pid=9) INFO 12-03 09:10:00 [default_loader.py:267] Loading safetensors checkpoint shards:  61% Completed | 23/38 [00:10<00:06,  2.3it/s]');
     await until(() => beats.some((b) => b.phase?.id === 'weights'));
     const b = beats.find((x) => x.phase?.id === 'weights');
     assert.deepEqual(b?.phase, { id: 'weights', words: 'loading weights 23/38', done: 23, total: 38 });
