@@ -46,7 +46,9 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.json`);
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, loadavg: os.loadavg().map((x) => round(x, 2)) };
-  writeFileSync(file, `${JSON.stringify({ name, at: new Date().toISOString(), machine, ...result }, null, 2)}\n`);
+  // bench/speed.sh stamps every result of one run with the same id, so a table can say its figures are from one run.
+  const run = process.env['PULSE_BENCH_RUN'] ?? null;
+  writeFileSync(file, `${JSON.stringify({ name, at: new Date().toISOString(), run, machine, ...result }, null, 2)}\n`);
   process.stdout.write(`\nwrote ${path.relative(ROOT, file)}\n`);
   return file;
 }

@@ -1,7 +1,7 @@
 /**
  * One markdown table of the latest figures in bench/results/*.json (for bench/README.md and docs/PERFORMANCE.md).
  *
- * Run: node dist/bench/summary.js
+ * Run: node dist/bench/summary.js (or `speed`: the issue 17 table, bench/speed.sh)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,48 @@ function met(ok: unknown): string {
   return ok === true ? 'met' : ok === false ? 'NOT met' : '-';
 }
 
+/** The issue 17 table: each of its figures from the latest results, with the run that measured it (bench/speed.sh). */
+function speedTable(): string {
+  const out = ['| figure | issue 17 (before) | this run | goal | result |', '|---|---|---|---|---|'];
+  const runs = new Set<string>();
+  const add = (j: Json | null, what: string, before: string, figure: string, goal: string, ok: unknown): void => {
+    if (!j) return;
+    runs.add(String(j['run'] ?? `(no run id: ${String(j['at'])})`));
+    out.push(`| ${what} | ${before} | ${figure} | ${goal} | ${met(ok)} |`);
+  };
+  const o = load('overhead');
+  const ov = (prefix: string): Json | undefined => rows(o).find((r) => String(r['path']).startsWith(prefix));
+  const full = ov('full up (9');
+  const same = ov('same identity');
+  if (full) add(o, 'full up vs the same node scripts back to back, no Temporal', '1.56×', `${String(full['ratio'])}× (${String(full['temporalMs'])} vs ${String(full['floorMs'])} ms)`, '≤ 1.15×', full['met']);
+  if (same) add(o, 'same-identity up vs its floor', '1.10×', `${String(same['ratio'])}× (${String(same['temporalMs'])} vs ${String(same['floorMs'])} ms)`, '≤ 1.05×', same['met']);
+  const l = load('readiness-lag');
+  add(l, "readiness noticed: the server's first 200 → verify starts", 'median 714 ms', `median ${String(l?.['medianMs'])} ms, max ${String(l?.['maxMs'])} ms`, 'median ≤ 100 ms, max ≤ 250 ms', l?.['met']);
+  const rec = load('recovery');
+  add(rec, 'worker SIGKILLed during readiness → the poll again on another worker', '31 s', `median ${String(rec?.['medianResumeS'])} s (${rows(rec).map((r) => String(r['resumeS'])).join(', ')}); start.sh runs ${rows(rec).map((r) => String(r['startShRuns'])).join(', ')}`, '≤ 8 s, one start.sh', rec?.['met']);
+  const term = load('recovery-sigterm');
+  add(term, 'worker SIGTERMed (graceful) during readiness → the poll again elsewhere', '(not in the issue)', `median ${String(term?.['medianResumeS'])} s; start.sh runs ${rows(term).map((r) => String(r['startShRuns'])).join(', ')}`, '≤ 8 s, one start.sh', term?.['met']);
+  const f = load('fleet');
+  const at = (n: number): Json | undefined => rows(f).find((r) => r['nodes'] === n);
+  const f1 = at(1);
+  const f32 = at(32);
+  if (f1) add(f, 'fleet, 1 node: full up vs its floor', '2.17×', `${String(f1['vsFloor'])}× (${String(f1['wallS'])} vs ${String(f1['floorWallS'])} s)`, '≤ 1.2×', Number(f1['vsFloor']) <= 1.2);
+  if (f32) add(f, 'fleet, 32 nodes at once: full up vs the floor at 32', '1.48×', `${String(f32['vsFloor'])}× (${String(f32['wallS'])} vs ${String(f32['floorWallS'])} s)`, '≤ 1.15×', Number(f32['vsFloor']) <= 1.15);
+  const h = load('history');
+  const hf = rows(h)[0];
+  if (hf) add(h, 'history of one full up', '44 KB', `${String(hf['kib'])} KiB (${String(hf['bytes'])} B, ${String(hf['events'])} events)`, '≤ 16 KB', h?.['met']);
+  const cl = load('cluster');
+  for (const r of rows(cl)) add(cl, `production cluster (PostgreSQL) vs dev server, ${String(r['what'])}`, '-', `${String(r['clusterVsDev'])}×${r['clusterVsFloor'] === null ? '' : `; cluster ${String(r['clusterVsFloor'])}× its floor`}`, '-', null);
+  const from = [...runs];
+  out.push('', from.length === 1 ? `All from one run: ${from[0] ?? ''}.` : `NOT from one run: ${from.join(', ')}.`);
+  return out.join('\n');
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'speed') {
+    process.stdout.write(`${speedTable()}\n`);
+    return;
+  }
   const out: string[] = ['| benchmark | figure | goal | result | command |', '|---|---|---|---|---|'];
   const add = (what: string, figure: string, goal: string, ok: unknown, cmd: string): void => {
     out.push(`| ${what} | ${figure} | ${goal} | ${met(ok)} | \`node dist/bench/${cmd}\` |`);
