@@ -13,7 +13,7 @@ import type {
   NodeState,
   PlanRecipe,
   PlanTarget,
-  PreflightReport,
+  PreflightSummary,
   ReadinessEstimate,
   ReadinessProbe,
   RollbackRequest,
@@ -22,6 +22,7 @@ import type {
   UpCheckInput,
   UpPlan,
   UpPlanRef,
+  UpStart,
   VerifyResult,
   WatchdogCheck,
   WatchdogOutcome,
@@ -29,11 +30,16 @@ import type {
   WriteEnvResult,
 } from '../runtime/model/index.js';
 
-/** The worker checks target and recipe against its own nodes.json (activities/authority.ts): they name, not grant. */
+/**
+ * The node and the recipe name: the worker takes target and recipe paths from its own nodes.json (activities/authority.ts).
+ * Older workflows also send the target and the recipe's paths, which must then be the worker's own (they name, not grant).
+ */
+export type StepRecipe = Pick<PlanRecipe, 'name'> & Partial<PlanRecipe>;
+
 export interface StopInput {
   node: string;
-  target: PlanTarget;
-  recipe: PlanRecipe;
+  target?: PlanTarget;
+  recipe: StepRecipe;
   /** The user's --yes: a protected node's stop needs it (absent in older histories: refused there). */
   confirmed?: boolean;
 }
@@ -41,8 +47,8 @@ export interface StopInput {
 /** Which node lock a deploy takes (the recipe dir names it) and for what. */
 export interface LockInput {
   node: string;
-  target: PlanTarget;
-  recipe: PlanRecipe;
+  target?: PlanTarget;
+  recipe: StepRecipe;
   action: 'up' | 'down';
   /** false: return no raw records (the deploy was started without --verbose; see DeployOptions). */
   raw?: false;
@@ -94,8 +100,8 @@ export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at
 /** What checkPlan found: the plan is the worker's own (else it throws Refused). */
 export interface PlanCheck {
   node: string;
-  /** The nodes.json the worker checked against (a path on the worker host). */
-  nodesFile: string;
+  /** The nodes.json the worker checked against (a path on the worker host): older workers only, nobody reads it. */
+  nodesFile?: string;
   /** sha256 of the worker's own plan (runtime/plan-check.ts planDigest): the UpPlanRef of every later step names it. */
   planDigest?: string;
 }
@@ -121,13 +127,13 @@ export interface PulseActivities {
   /** A rollback's first step: read and check the backup on the node, and make the plan from it. */
   planRollback(request: RollbackRequest): Promise<RollbackPlan>;
   /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
-  checkPlan(plan: UpPlan | UpCheckInput | DownPlan): Promise<PlanCheck>;
+  checkPlan(plan: UpPlan | UpCheckInput | UpStart | DownPlan): Promise<PlanCheck>;
   /** Before anything else on the node: take its deploy lock (refused, naming the holder, while another's is live). */
   acquireNodeLock(input: LockInput): Promise<LockResult>;
   /** At the end (success, failure after compensation, cancel): let the lock go if this deploy still holds it. */
   releaseNodeLock(input: LockInput): Promise<LockResult>;
-  /** Step 1: read-only checks on the node. */
-  runPreflight(plan: UpStepPlan, lock?: LockUse): Promise<PreflightReport>;
+  /** Step 1: read-only checks on the node; the summary the workflow and the CLI read (PreflightSummary). */
+  runPreflight(plan: UpStepPlan, lock?: LockUse): Promise<PreflightSummary>;
   /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */
   makeDirs(plan: UpStepPlan, lock?: LockUse): Promise<MkdirResult>;
   /** Step 3 (and down): stop.sh, then make sure the container is gone. */

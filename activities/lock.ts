@@ -127,7 +127,8 @@ export function lockActivities(deps: ActivityDeps) {
     if (op === 'acquire') confirmed.set(owner.deployId, deps.clock.monotonic());
     else forgetLock(owner.deployId);
     deps.logger.info(`lock ${op} on ${mine.node}`, { deployId: owner.deployId, state: lock?.state ?? null });
-    return rec.attach({ lock }, input.raw !== false);
+    // Into history only what the lock step's note shows (runtime/steps/catalog.ts lockNote): the holder is this deploy.
+    return rec.attach({ lock: lock ? { state: lock.state, since: lock.since, leaseUntil: lock.leaseUntil } : null }, input.raw !== false);
   };
   return {
     /** Before anything else on the node: take its lock; refused (the holder named) while another deploy's is live. */

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, StartResult, StepRaw, StopResult, UpCheckInput, UpPlan, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpPlan, UpStart, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
 import { planDigest, refusePlan } from '../runtime/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
@@ -37,16 +37,16 @@ export function nodeStepActivities(deps: ActivityDeps) {
 
   return {
     /** Before step 1: the plan must be the one the worker's own nodes.json and profiles make (else Refused, one line). */
-    async checkPlan(plan: UpPlan | UpCheckInput | DownPlan): Promise<PlanCheck> {
+    async checkPlan(plan: UpPlan | UpCheckInput | UpStart | DownPlan): Promise<PlanCheck> {
       const mine = (plan as { action?: unknown } | null)?.action === 'down' ? own.down(plan) : own.up(plan);
       log('plan checked', mine.node);
-      return { node: mine.node, nodesFile: deps.files.load().config.file, planDigest: planDigest(mine) };
+      return { node: mine.node, planDigest: planDigest(mine) };
     },
     /** Step 1: read-only checks on the node (recipe, image, mounts, HF cache, other vLLM, connections). */
-    async runPreflight(input: UpStepPlan, lock?: LockUse): Promise<PreflightReport> {
+    async runPreflight(input: UpStepPlan, lock?: LockUse): Promise<PreflightSummary> {
       const plan = own.up(input);
       log('preflight', plan.node);
-      return run(plan.target, plan.recipe, lock, (s, o) => steps.runPreflight(s, plan, o));
+      return run(plan.target, plan.recipe, lock, async (s, o) => preflightSummary(await steps.runPreflight(s, plan, o)));
     },
     /** Step 2: create the pulse-mkdir directories (mkdir -p: a retry is harmless). */
     async makeDirs(input: UpStepPlan, lock?: LockUse): Promise<MkdirResult> {
@@ -84,8 +84,24 @@ export function nodeStepActivities(deps: ActivityDeps) {
       const plan = own.up(input.plan);
       const logPath = classified(() => startLog(plan, input.logPath));
       log('verify', plan.node);
-      return run(plan.target, plan.recipe, lock, (s, o) => steps.verifyServer(s, plan, logPath, o));
+      // Into history the proofs not found only (each is also a warning): the found ones are the plan's own texts again.
+      return run(plan.target, plan.recipe, lock, async (s, o) => {
+        const v = await steps.verifyServer(s, plan, logPath, o);
+        return { ...v, proofs: v.proofs.filter((p) => !p.found) };
+      });
     },
+  };
+}
+
+/** The part of preflight's report that goes into history: what the workflow and the CLI read (PreflightSummary). */
+export function preflightSummary(r: PreflightReport): PreflightSummary {
+  return {
+    ok: r.ok,
+    checks: r.checks.filter((c) => !c.ok),
+    currentIdentity: r.currentIdentity,
+    container: r.container,
+    sameIdentityRunning: r.sameIdentityRunning,
+    restartReason: r.restartReason,
   };
 }
 

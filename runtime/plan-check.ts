@@ -8,7 +8,7 @@
  * the files (activities/authority.ts).
  */
 import { createHash } from 'node:crypto';
-import type { DownPlan, UpPlan } from './model/index.js';
+import type { DownPlan, UpPlan, UpStart } from './model/index.js';
 import type { NodesConfig } from './config/nodes.js';
 import { overlayOf, type Overlay } from './config/overlay.js';
 import type { Profile } from './config/profile.js';
@@ -142,6 +142,12 @@ export function planDigest(plan: UpPlan | DownPlan): string {
   return createHash('sha256').update(canonical(plan), 'utf8').digest('hex');
 }
 
+/** The input the CLI starts an up with (UpStart): the plan without its rendered .env, and the plan's digest. */
+export function upStart(plan: UpPlan): UpStart {
+  const { text: _text, values: _values, ...env } = plan.env;
+  return { ...plan, env, planDigest: planDigest(plan) };
+}
+
 /** The rebuild itself: a config error of the worker's own files is the worker's refusal too. */
 function rebuilt<T>(build: () => T): T {
   try {
@@ -188,23 +194,29 @@ function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; p
 
 /**
  * The worker's own UpPlan for what `input` names; refuses any other difference (see the file comment). The input is
- * the whole plan (the workflow input; older deploys' steps), the check input (the plan without env.values, the key
- * map of env.text's assignments) or an UpPlanRef, whose planDigest must be the digest of the rebuilt plan.
+ * the whole plan (older deploys' workflow input and steps), the check input (the plan without env.values, the key
+ * map of env.text's assignments), an UpStart (the plan without the .env, and its digest: what the CLI starts an up
+ * with) or an UpPlanRef; a planDigest must be the digest of the rebuilt plan.
  */
 export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   const o = obj(input, 'the up plan');
   // A rollback's plan (runtime/restore.ts) travels whole: the worker made it from the backup it read on the node.
   if (o['restore'] !== undefined) return ownRestorePlan(files, o);
   const { own, now, profile } = ownUpFromNames(files, o);
-  if (Object.hasOwn(o, 'planDigest')) {
-    if (o['planDigest'] !== planDigest(own)) {
-      const c = cause(files, now.getTime(), profile);
-      throw refusePlan(`${c.why}: the plan this step rebuilds differs from the one checked before step 1 (planDigest)`, c.hint);
-    }
-  } else {
+  const digest = Object.hasOwn(o, 'planDigest');
+  // An UpPlanRef names no env: its digest alone stands for the plan. A plan (or an UpStart) is compared field by field.
+  if (!digest || o['env'] !== undefined) {
     const env = obj(o['env'], 'env');
-    const { values: _values, ...withoutValues } = own.env;
-    refuseDifferences(files, o, Object.hasOwn(env, 'values') ? own : { ...own, env: withoutValues }, now.getTime(), profile);
+    const { text, values, ...named } = own.env;
+    // env.values may be left out (the check input); env.text only where a planDigest stands for it (an UpStart).
+    const ownEnv = { ...named, ...(Object.hasOwn(env, 'text') || !digest ? { text } : {}), ...(Object.hasOwn(env, 'values') ? { values } : {}) };
+    const { planDigest: _digest, ...fields } = o;
+    refuseDifferences(files, fields, { ...own, env: ownEnv }, now.getTime(), profile);
+  }
+  if (digest && o['planDigest'] !== planDigest(own)) {
+    const c = cause(files, now.getTime(), profile);
+    const what = o['env'] === undefined ? 'the plan this step rebuilds differs from the one checked before step 1' : "the plan's rendered .env differs from the worker's";
+    throw refusePlan(`${c.why}: ${what} (planDigest)`, c.hint);
   }
   // The refusals of the worker's own profile and node: render-only, experimental without --experimental, protected
   // without --yes (the two flags are the user's, as on the CLI).
@@ -269,15 +281,21 @@ export interface OwnStop {
 }
 
 /**
- * The stop step's input ({node, target, recipe, confirmed}) checked like a plan: target and recipe must be the
- * worker's own for that node and recipe name, and a protected node needs confirmed (the user's --yes).
+ * The stop step's input ({node, recipe, confirmed}; older workflows add target and the recipe's paths) checked like
+ * a plan: the target and recipe used are the worker's own for that node and recipe name, any target or recipe field
+ * the input carries must equal them, and a protected node needs confirmed (the user's --yes).
  */
 export function ownStop(files: WorkerFiles, input: unknown): OwnStop {
   const o = obj(input, 'the stop input');
   const node = knownNode(files, o);
-  const recipe = field(obj(o['recipe'], 'recipe'), 'name', 'recipe.', isString, 'a recipe name');
+  const given = obj(o['recipe'], 'recipe');
+  const recipe = field(given, 'name', 'recipe.', isString, 'a recipe name');
   const plan = rebuilt(() => buildDownPlan(files.config, { node, yes: o['confirmed'] === true, recipe }, new Date(0)));
-  const own: OwnStop = sameOrRefuse(files, { node, target: o['target'], recipe: o['recipe'] }, { node, target: plan.target, recipe: plan.recipe }, null, null);
+  // Only what the input names is compared (since issue 11 the workflows send the names alone); what runs is the worker's.
+  const mine: Obj = { ...plan.recipe };
+  const ownRecipe = Object.fromEntries(Object.keys(given).map((k) => [k, mine[k]]));
+  const hasTarget = o['target'] !== undefined;
+  refuseDifferences(files, { node, ...(hasTarget ? { target: o['target'] } : {}), recipe: given }, { node, ...(hasTarget ? { target: plan.target } : {}), recipe: ownRecipe }, null, null);
   if (plan.protected && o['confirmed'] !== true) throw refusePlan(`${node} is protected: its stop step needs --yes (confirmed)`);
-  return own;
+  return JSON.parse(JSON.stringify({ node, target: plan.target, recipe: plan.recipe })) as OwnStop;
 }

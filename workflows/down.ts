@@ -8,7 +8,7 @@ import type { LockUse, StateInput } from '../activities/contract.js';
 import { DOWN_STEPS, FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { AUTHORITY_PATCH } from './definitions.js';
 import { frameActivities, stepActivity } from './options.js';
-import { failDeploy, keepsRaw, lockInput, lockUse, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
+import { failDeploy, keepsRaw, lockInput, lockUse, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, stopInput, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
 import type { DeployOptions, DeployResult, DownPlan } from '../runtime/model/index.js';
@@ -38,7 +38,7 @@ export async function downWorkflow(plan: DownPlan, opts?: DeployOptions): Promis
       await takeLock(t, () => acts.lock(lockInput(plan, 'down', keepRaw)), () => (lock = []));
     }
     saga.armed = true;
-    await t.run(DOWN_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...lock));
+    await t.run(DOWN_STEPS.stop, () => acts.stop(stopInput(plan), ...lock));
     const pub = await t.run(DOWN_STEPS.publish, () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
   } catch (err) {

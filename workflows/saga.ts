@@ -8,7 +8,7 @@ import { FAILURES } from '../runtime/failures.js';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { OUTCOME_PATCH, SA_NODE, SA_OUTCOME, type Outcome } from './definitions.js';
 import { deployFailure, describeError } from './result.js';
-import type { LockInput, LockUse } from '../activities/contract.js';
+import type { LockInput, LockUse, StopInput } from '../activities/contract.js';
 import type { StepTracker } from './tracker.js';
 import type { DeployOptions, DeployResult, LockResult } from '../runtime/model/index.js';
 
@@ -30,9 +30,14 @@ export function refuseUnconfirmed(node: string, isProtected: boolean, confirmed:
  */
 export const NODE_LOCK_PATCH = 'pulse-node-lock';
 
-/** The input of the lock activities for a plan (`keepRaw` false: no raw records, see rawUse). */
-export function lockInput(plan: { node: string; target: LockInput['target']; recipe: LockInput['recipe'] }, action: 'up' | 'down', keepRaw = true): LockInput {
-  return { node: plan.node, target: plan.target, recipe: plan.recipe, action, ...(keepRaw ? {} : { raw: false as const }) };
+/** The input of the lock activities for a plan: the node and the recipe's name (`keepRaw` false: no raw records, see rawUse). */
+export function lockInput(plan: { node: string; recipe: LockInput['recipe'] }, action: 'up' | 'down', keepRaw = true): LockInput {
+  return { node: plan.node, recipe: { name: plan.recipe.name }, action, ...(keepRaw ? {} : { raw: false as const }) };
+}
+
+/** The stop step's input: the node, the recipe's name and the user's --yes (the worker has the rest, issue 11). */
+export function stopInput(plan: { node: string; recipe: StopInput['recipe']; confirmed: boolean }): StopInput {
+  return { node: plan.node, recipe: { name: plan.recipe.name }, confirmed: plan.confirmed };
 }
 
 /**

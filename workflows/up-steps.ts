@@ -7,12 +7,13 @@ import type { LockUse, StateInput, UpStepPlan } from '../activities/contract.js'
 import { FAILURES } from '../runtime/failures.js';
 import { UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { frameActivities, stepActivity } from './options.js';
-import type { SagaState } from './saga.js';
+import { stopInput, type SagaState } from './saga.js';
 import type { StepTracker } from './tracker.js';
-import type { DeployResult, PreflightReport, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
+import type { UpInput } from './plan-ref.js';
+import type { DeployResult, PreflightSummary, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
 
 /** One proxy per step (runtime/steps/catalog.ts), so each activity carries its own preset and its UI summary. */
-export function upActivities(plan: UpPlan) {
+export function upActivities(plan: UpInput) {
   const { node } = plan;
   return {
     ...frameActivities(node),
@@ -30,7 +31,8 @@ export function upActivities(plan: UpPlan) {
 }
 
 export interface UpRun {
-  plan: UpPlan;
+  /** The workflow input (either form, plan-ref.ts UpInput), or the plan a rollback's worker made from the backup. */
+  plan: UpInput;
   /**
    * What each node step gets: the UpPlanRef once the check returned its digest (PLAN_REF_PATCH), else the whole plan
    * (older deploys, and a rollback, whose plan the worker made from the backup and which has no check step).
@@ -40,7 +42,7 @@ export interface UpRun {
   t: StepTracker;
   saga: SagaState;
   result: DeployResult;
-  pre: PreflightReport | null;
+  pre: PreflightSummary | null;
   written: WriteEnvResult | null;
   started: StartResult | null;
   /** The second argument of every node step: [] for a deploy without the node lock (started before it existed). */
@@ -63,7 +65,7 @@ export async function runSteps(run: UpRun): Promise<void> {
   await t.run(UP_STEPS.mkdir, () => acts.mkdir(step, ...run.lock));
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
   run.stopAt = Date.now();
-  await t.run(UP_STEPS.stop, () => acts.stop({ node: plan.node, target: plan.target, recipe: plan.recipe, confirmed: plan.confirmed }, ...run.lock));
+  await t.run(UP_STEPS.stop, () => acts.stop(stopInput(plan), ...run.lock));
   await t.run(UP_STEPS.memory, () => acts.memory(step, ...run.lock));
   run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(step, ...run.lock));
   run.result.backupPath = run.written.backupPath;
@@ -123,7 +125,7 @@ export function stateInput(run: UpRun, state: StateInput['state'], error: string
   };
 }
 
-export function newResult(plan: UpPlan): DeployResult {
+export function newResult(plan: Pick<UpPlan, 'node' | 'profile' | 'clientNotes'>): DeployResult {
   return {
     ok: false,
     node: plan.node,
@@ -143,6 +145,6 @@ export function newResult(plan: UpPlan): DeployResult {
 }
 
 /** A fresh run of `plan` (no step done yet). */
-export function newRun(plan: UpPlan, t: StepTracker): UpRun {
+export function newRun(plan: UpInput, t: StepTracker): UpRun {
   return { plan, step: plan, acts: upActivities(plan), t, saga: { armed: false }, result: newResult(plan), pre: null, written: null, started: null, lock: [], stopAt: null };
 }

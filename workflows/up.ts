@@ -14,15 +14,18 @@ import { patched } from '@temporalio/workflow';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { autoRollback } from './auto-rollback.js';
 import { AUTHORITY_PATCH } from './definitions.js';
-import { PLAN_REF_PATCH, upCheckInput, upPlanRef } from './plan-ref.js';
+import { checkInputOf, PLAN_REF_PATCH, upPlanRef, type UpInput } from './plan-ref.js';
 import { rollbackCommand } from './result.js';
 import { failDeploy, keepsRaw, lockInput, lockUse, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import { StepTracker } from './tracker.js';
 import { newRun, previousProfile, runSteps, stateInput } from './up-steps.js';
-import type { DeployOptions, DeployResult, UpPlan } from '../runtime/model/index.js';
+import type { DeployOptions, DeployResult } from '../runtime/model/index.js';
 
-/** Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. */
-export async function upWorkflow(plan: UpPlan, opts?: DeployOptions): Promise<DeployResult> {
+/**
+ * Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. `plan` is
+ * the CLI's UpStart (the plan without its rendered .env) or, from older deploys and hand-made starts, the whole plan.
+ */
+export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<DeployResult> {
   const run = newRun(plan, new StepTracker(plan.node, 'up'));
   let keepRaw = true;
   const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up', keepRaw));
@@ -33,7 +36,7 @@ export async function upWorkflow(plan: UpPlan, opts?: DeployOptions): Promise<De
       // Since PLAN_REF_PATCH the check gets the plan without the .env's key map and every later node step only the names and
       // the digest it returns (plan-ref.ts): the plan is in history once, as the workflow input.
       const narrow = patched(PLAN_REF_PATCH);
-      const checked = await run.t.run(FRAME_STEPS.check, () => run.acts.check(narrow ? upCheckInput(plan) : plan));
+      const checked = await run.t.run(FRAME_STEPS.check, () => run.acts.check(checkInputOf(plan, narrow)));
       if (narrow && checked.planDigest) run.step = upPlanRef(plan, checked.planDigest);
     }
     // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.

@@ -57,10 +57,12 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | Ro
   ];
   try {
     const type = plan.action === 'up' ? defs.UP_WORKFLOW : plan.action === 'down' ? defs.DOWN_WORKFLOW : defs.ROLLBACK_WORKFLOW;
+    // An up starts with its UpStart: the plan without the rendered .env (the worker renders its own), and its digest.
+    const input = plan.action === 'up' ? (await import('../../runtime/plan-check.js')).upStart(plan) : plan;
     const handle = await t.client.workflow.start(type, {
       taskQueue: defs.TASK_QUEUE,
       workflowId,
-      args: verbose ? [plan, { verbose: true } satisfies DeployOptions] : [plan],
+      args: verbose ? [input, { verbose: true } satisfies DeployOptions] : [input],
       workflowIdConflictPolicy: 'FAIL', // a running deploy holds the node
       workflowIdReusePolicy: 'ALLOW_DUPLICATE', // a closed one does not
       typedSearchAttributes: attrs,

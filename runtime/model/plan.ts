@@ -1,6 +1,6 @@
 /**
- * The plan: the reviewable, JSON-safe input of upWorkflow/downWorkflow, exactly what `up --dry-run` prints.
- * Nothing here may hold a secret: the plan is the workflow input and is stored in history forever.
+ * The plan: the reviewable, JSON-safe plan of upWorkflow/downWorkflow, exactly what `up --dry-run` prints (an up starts
+ * with its UpStart: the plan without the rendered .env). Nothing here may hold a secret: it is stored in history forever.
  */
 
 export interface PlanTarget {
@@ -36,7 +36,7 @@ export interface EnvIdentity {
   overlay: string;
 }
 
-/** The reviewable input of upWorkflow: exactly what `up --dry-run` prints. */
+/** The reviewable plan of an up: exactly what `up --dry-run` prints (upWorkflow's input is its UpStart, or older: it whole). */
 export interface UpPlan {
   action: 'up';
   version: 1;
@@ -148,6 +148,15 @@ export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 
  * check compares with the worker's own render like every other field).
  */
 export type UpCheckInput = Omit<UpPlan, 'env'> & { env: Omit<UpPlan['env'], 'values'> };
+
+/**
+ * What the CLI starts upWorkflow with (issue 11): the plan without the rendered .env (env.text and its key map,
+ * which every worker renders again from its own files) and with `planDigest`, the sha256 of the whole plan
+ * (runtime/plan-check.ts planDigest). The plan check compares every field it carries with the worker's own plan,
+ * naming the first differences, and refuses another digest, so the .env text is still checked, by its digest.
+ * Older deploys (and hand-made starts) pass the whole UpPlan; the workflow tells the two apart by `planDigest`.
+ */
+export type UpStart = Omit<UpPlan, 'env'> & { env: Pick<UpPlan['env'], 'identity' | 'path'>; planDigest: string };
 
 /**
  * The second, optional argument of upWorkflow/downWorkflow: how the deploy was asked for, beyond the plan. Absent

@@ -60,6 +60,17 @@ export interface PreflightReport extends StepRaw {
   restartReason: string | null;
 }
 
+/**
+ * What the preflight step returns into history (issue 11): only what the workflow and the CLI read of the report
+ * (the verdict's failed checks, the same-identity decision and its reason, the .env and container that were live
+ * before), so the node's file times, key diff and passed checks stay out of every deploy's history. The whole report
+ * is what `up --dry-run --preflight` prints; histories from before this hold the whole report (a superset).
+ */
+export type PreflightSummary = StepRaw & Pick<PreflightReport, 'ok' | 'currentIdentity' | 'container' | 'sameIdentityRunning' | 'restartReason'> & {
+  /** The checks that failed (none when ok): the verdict's names and details. */
+  checks: CheckResult[];
+};
+
 export interface StopResult extends StepRaw {
   wasRunning: boolean;
   containerGone: boolean;
@@ -70,9 +81,12 @@ export interface StopResult extends StepRaw {
   exitMeaning?: string | null;
 }
 
-/** What the lock step returns: the lock as this deploy now holds it. */
+/**
+ * What the lock step returns: the lock as this deploy now holds it (since issue 11 only its state and times, what the
+ * step's note shows; older histories hold the whole NodeLock).
+ */
 export interface LockResult extends StepRaw {
-  lock: NodeLock | null;
+  lock: Pick<NodeLock, 'state' | 'since' | 'leaseUntil'> | null;
 }
 
 export interface MemorySample extends StepRaw {
@@ -119,6 +133,7 @@ export interface VerifyResult extends StepRaw {
   servedModelName: string | null;
   maxModelLen: number | null;
   kvCacheLine: string | null;
+  /** Each pulse-proof text and whether the log had it (the verify activity returns only those not found: warnings). */
   proofs: { text: string; found: boolean }[];
   problems: string[];
   warnings: string[];

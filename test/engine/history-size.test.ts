@@ -1,7 +1,8 @@
 /**
- * History size (issue 11): a full `pulse model up` on a real dev server with the real activities on a simulated node
- * keeps its workflow history small, because every activity gets only its own step's input (an UpPlanRef and the
- * fields its step needs) and the rendered .env never travels in history. The bound is on the protobuf-encoded history
+ * History size (issue 11): a full `pulse model up`, started as the CLI starts it (its UpStart), on a real dev server
+ * with the real activities on a simulated node keeps its workflow history small, because every activity gets only its
+ * own step's input (an UpPlanRef and the fields its step needs), returns only what the workflow and the CLI read, and
+ * the rendered .env never travels in history. The bound is on the protobuf-encoded history
  * the server stores and replays; on failure the test prints which events hold the bytes.
  */
 import assert from 'node:assert/strict';
@@ -14,9 +15,10 @@ import { startRig } from './rig.js';
 import type { Rig } from './rig.js';
 
 const { temporal } = proto;
-// Issue 11 asked for 16 KiB; what a full up cannot go below without a smaller workflow input and fewer activities
-// (the plan itself, 13 activities' fixed bookkeeping and 14 workflow tasks are ~17 KiB): see docs/DEPLOYS.md.
-const BOUND_BYTES = 29 * 1024;
+// Issue 11 asked for 16 KiB. A full up is ~22.1 KiB: ~11 KiB are Temporal's own (14 workflow tasks, 13 activities'
+// bookkeeping, the patch markers and their search attributes), ~11 KiB pulse's (the UpStart twice, as the workflow
+// input and as the plan check's input, 7 step refs, 2 state writes, the DeployResult): see docs/DEPLOYS.md.
+const BOUND_BYTES = 23 * 1024;
 
 /** Bytes per event type, largest first: what fills the history. */
 function breakdown(events: proto.temporal.api.history.v1.IHistoryEvent[]): string {

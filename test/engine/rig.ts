@@ -9,6 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadInputs } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { upStart } from '../../runtime/plan-check.js';
 import { createPulseWorker } from '../../worker/main.js';
 import type { PulseWorker, PulseWorkerOptions } from '../../worker/main.js';
 import { SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, workflowIdFor } from '../../workflows/definitions.js';
@@ -34,7 +35,7 @@ export interface Rig {
   client: Client;
   upPlan(node: string, profile: string, over?: { timeoutS?: number; restart?: boolean }): UpPlan;
   downPlan(node: string): DownPlan;
-  /** Start a deploy as the CLI does: workflow ID = the node lock, search attributes, static summary. */
+  /** Start a deploy as the CLI does: its input (an up: UpStart), workflow ID = the node lock, search attributes, static summary. */
   start(plan: UpPlan | DownPlan): ReturnType<Client['workflow']['start']>;
   /** A worker in this process, on the rig's server and sim (`over`: another bundle, identity...). */
   worker(over?: Partial<Omit<PulseWorkerOptions, 'connection'>>): Promise<PulseWorker & { connection: NativeConnection }>;
@@ -85,7 +86,8 @@ function helpers(stateDir: string, nodesJson: string, client: Client, server: Ri
     async start(plan: UpPlan | DownPlan) {
       const profile = plan.action === 'up' ? plan.profile : '';
       return client.workflow.start(plan.action === 'up' ? 'upWorkflow' : 'downWorkflow', {
-        args: [plan],
+        // An up with the CLI's input (cli/deploy-client/deploys.ts): the plan without its .env, and its digest.
+        args: [plan.action === 'up' ? upStart(plan) : plan],
         taskQueue: TASK_QUEUE,
         workflowId: workflowIdFor(plan.node),
         typedSearchAttributes: [{ key: SA_NODE, value: plan.node }, { key: SA_PROFILE, value: profile || 'none' }, { key: SA_ACTION, value: plan.action }],

@@ -10,10 +10,10 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { readOverlay } from '../../runtime/config/overlay.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { ownDownPlan, ownStop, ownUpPlan, planDigest, type WorkerFiles } from '../../runtime/plan-check.js';
+import { ownDownPlan, ownStop, ownUpPlan, planDigest, upStart, type WorkerFiles } from '../../runtime/plan-check.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import type { UpPlan } from '../../runtime/model/index.js';
-import { upCheckInput, upPlanRef } from '../../workflows/plan-ref.js';
+import { checkInputOf, isUpStart, upCheckInput, upPlanRef } from '../../workflows/plan-ref.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const NOW = new Date('2026-09-23T10:15:00Z');
@@ -143,4 +143,47 @@ test('plan check: an UpPlanRef whose rebuilt plan has another digest is refused 
   const t = upCheckInput(plan());
   t.env.text += 'X=1\n';
   assert.match(refusal(() => ownUpPlan(files(), t)), /env\.text/);
+});
+
+/** The CLI's workflow input since issue 11 (UpStart): the plan without its rendered .env, and the plan's digest. */
+test('plan check: an UpStart (no .env text, the digest instead) is accepted and is the check input as it came; a whole plan is not an UpStart', () => {
+  const p = plan({ restart: true, yes: true });
+  const s = upStart(p);
+  assert.equal(isUpStart(s), true);
+  assert.equal(isUpStart(p), false);
+  assert.equal(JSON.stringify(s).includes(p.env.text), false, 'the start input does not carry the .env');
+  assert.equal('values' in s.env, false);
+  assert.equal(s.planDigest, planDigest(p));
+  assert.equal(checkInputOf(s, true), s);
+  assert.deepEqual(checkInputOf(p, true), upCheckInput(p));
+  assert.equal(checkInputOf(p, false), p);
+  assert.deepEqual(ownUpPlan(files(), s), p);
+  assert.deepEqual(ownUpPlan(files(), upPlanRef(s, planDigest(p))), p, 'the step ref made from an UpStart is the same');
+});
+
+test('plan check: an UpStart still names a tampered field, refuses another digest (the .env it does not carry), and a plan without env.text needs a digest', () => {
+  const p = plan();
+  const fresh = (): ReturnType<typeof upStart> => JSON.parse(JSON.stringify(upStart(p))) as ReturnType<typeof upStart>;
+  const t = fresh();
+  t.recipe.start = '/tmp/evil.sh';
+  assert.match(refusal(() => ownUpPlan(files(), t)), /recipe\.start \(plan "\/tmp\/evil\.sh", worker "start\.sh"\)/);
+  const f = fresh();
+  f.fleet[0] = { node: 'spark1', gatewayUrl: 'http://evil/v1', reachable: true };
+  assert.match(refusal(() => ownUpPlan(files(), f)), /fleet\[0\]\.gatewayUrl/);
+  const d = { ...fresh(), planDigest: 'f'.repeat(64) };
+  assert.match(refusal(() => ownUpPlan(files(), d)), /^plan refused by the worker: .*rendered \.env differs .*\(planDigest\)$/);
+  const edited = files({ nodesMtimeMs: NOW.getTime() + 60_000 });
+  assert.match(refusal(() => ownUpPlan(edited, d)), /nodes\.json changed since this plan was made/);
+  const { planDigest: _digest, ...noDigest } = fresh();
+  assert.match(refusal(() => ownUpPlan(files(), noDigest)), /env\.text \(plan absent/);
+});
+
+test('plan check: the stop and lock inputs may name only the node and the recipe; any path they carry is still compared', () => {
+  const d = JSON.parse(JSON.stringify(buildDownPlan(config, { node: 'spark2', yes: false }, NOW))) as ReturnType<typeof buildDownPlan>;
+  const own = { node: 'spark2', target: d.target, recipe: d.recipe };
+  assert.deepEqual(ownStop(files(), { node: 'spark2', recipe: { name: d.recipe.name } }), own);
+  assert.match(refusal(() => ownStop(files(), { node: 'spark2', recipe: { name: d.recipe.name, stop: '/tmp/evil.sh' } })), /recipe\.stop \(plan "\/tmp\/evil\.sh"/);
+  assert.match(refusal(() => ownStop(files(), { node: 'spark2', target: { name: 'spark2', host: 'ssh', ssh: 'evil' }, recipe: { name: d.recipe.name } })), /target\.ssh/);
+  assert.match(refusal(() => ownStop(files(), { node: 'spark2', recipe: { name: d.recipe.name, extra: 1 } })), /recipe\.extra \(plan 1, worker absent\)/);
+  assert.match(refusal(() => ownStop(files(), { node: 'spark1', recipe: { name: d.recipe.name } })), /spark1 is protected: its stop step needs --yes/);
 });
