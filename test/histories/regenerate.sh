@@ -6,7 +6,8 @@
 # PULSE_RECORD_HISTORIES=1 (each test writes only its own names). Run after an INTENDED, patched() change of workflow
 # code, then commit the new JSON files next to the
 # old ones you still need to replay (histories of deploys that may still be running must keep replaying): the *-ref.json
-# files are the narrow step inputs' shape (patched pulse-plan-ref, pulse-raw-verbose), recorded this way and renamed.
+# files are the narrow step inputs' shape (patched pulse-plan-ref, pulse-raw-verbose), the *-start.json files the CLI's
+# UpStart workflow input (issue 11: no .env text, planDigest; name-only stop and lock inputs), recorded this way and renamed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 npx tsc || echo "regenerate: tsc reported type errors; JS was emitted, continuing" >&2
