@@ -23,21 +23,33 @@ async function untilReady(s: NodeSession, plan: UpPlan, pollMs: number): Promise
   throw new Error('never ready');
 }
 
-/** The floor: the same scripts back to back over one connection; readiness polls every `pollMs` (0: no sleep). */
-export async function floorUp(s: NodeSession, stack: Stack, plan: UpPlan, full: boolean, rep: number, pollMs = 0): Promise<void> {
+/**
+ * The floor: the same scripts back to back over one connection; readiness polls every `pollMs` (0: no sleep).
+ * `lap(step)`, when given, is called as each step ends (the fleet bench's per-step times).
+ */
+export async function floorUp(s: NodeSession, stack: Stack, plan: UpPlan, full: boolean, rep: number, pollMs = 0, lap: (step: string) => void = () => undefined): Promise<void> {
   const pre = await runPreflight(s, plan);
   if (!pre.ok) throw new Error(`preflight failed: ${JSON.stringify(pre.checks.filter((c) => !c.ok))}`);
+  lap('preflight');
   let logPath: string | null = null;
   if (full) {
     await makeDirs(s, plan);
+    lap('mkdir');
     await stopServer(s, plan.recipe);
+    lap('stop');
     for (let i = 0; (await sampleMemory(s, plan.memory.gateGiB)).memAvailableGiB < plan.memory.gateGiB; i++) if (i > 10_000) throw new Error('memory');
+    lap('memory');
     await writeEnv(s, plan);
+    lap('writeEnv');
     logPath = (await startServer(s, plan, `bench-floor-${rep}-${Date.now()}`)).logPath;
+    lap('start');
   }
   await untilReady(s, plan, pollMs);
+  lap('readiness');
   const v = await verifyServer(s, plan, logPath);
   if (!v.ok) throw new Error(`verify failed: ${v.problems.join('; ')}`);
+  lap('verify');
   await publishLocal(stack, plan);
+  lap('publish');
 }
 
