@@ -70,7 +70,9 @@ test('two controllers start up on one node at nearly the same time: exactly one 
 });
 
 test('a resumed deploy keeps its own lock; status (from the other controller) shows who holds it', async () => {
-  sim.node('simB').setReadyDelay(30_000); // still loading while both status calls run
+  // Still loading while both status calls run and until the resumed wait has begun: the server holds its listen.
+  sim.node('simB').setControl({ holdReady: true });
+  after(() => void sim.node('simB').setControl({ holdReady: false }));
   const starts = sim.node('simB').startShCalls().length;
   const run = startCli(['model', 'up', 'best', '--node', 'simB', '--restart'], envA);
   after(() => void run.child.kill('SIGKILL')); // a failed assertion below must not leave this deploy to the next test
@@ -86,13 +88,15 @@ test('a resumed deploy keeps its own lock; status (from the other controller) sh
   // The controller dies mid-readiness; the next pulse on it (watch provides a worker) resumes the same deploy.
   killController(run, envA);
   await run.done;
-  const w = await runCli(['model', 'watch', '--node', 'simB'], envA);
+  const watch = startCli(['model', 'watch', '--node', 'simB'], envA);
+  await waitForOutput(watch, /7\/9 readiness on simB/);
+  sim.node('simB').setControl({ holdReady: false });
+  const w = await watch.done;
   assert.equal(w.code, 0, w.stdout + w.stderr);
   assert.match(w.stdout, /up best on simB: ok, node up/);
   assert.equal(sim.node('simB').startShCalls().length - starts, 1);
   const end = JSON.parse((await runCli(['model', 'status', '--node', 'simB', '--json', '--no-http'], envB)).stdout) as { nodes: { lock: { state: string; live: boolean } | null }[] };
   assert.equal(end.nodes[0]?.lock?.state, 'released');
-  sim.node('simB').setReadyDelay(300);
 });
 
 test('a killed deploy: its lock goes stale after the lease, a new deploy proceeds; the old one, resumed, fails untouched', async () => {
