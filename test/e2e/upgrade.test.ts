@@ -39,11 +39,18 @@ describe('upgrading pulse while deploys run', () => {
   it('rolling upgrade: C comes up, B stops only after its running deploy ended there', async () => {
     const [old] = b.workers;
     assert.ok(old && b.workers.length === 1);
-    rig.sim.node('spark1').setReadyDelay(8000);
-    const running = await rig.start(rig.upPlan('spark1', 'datagen'));
-    await b.waitForReadinessWait(running);
-    const c = await b.start('C');
-    await b.becomesCurrent(c);
+    // spark1's server holds its listen until C is current: the deploy on B still runs when C comes up.
+    rig.sim.node('spark1').setControl({ holdReady: true });
+    let running: Awaited<ReturnType<typeof rig.start>>;
+    let c: Awaited<ReturnType<typeof b.start>>;
+    try {
+      running = await rig.start(rig.upPlan('spark1', 'datagen'));
+      await b.waitForReadinessWait(running);
+      c = await b.start('C');
+      await b.becomesCurrent(c);
+    } finally {
+      rig.sim.node('spark1').setControl({ holdReady: false });
+    }
     const r = (await running.result()) as DeployResult;
     assert.equal(r.ok, true, r.error ?? '');
     await b.assertAllOn(running, old);

@@ -144,23 +144,32 @@ export class Builds {
 }
 
 /**
- * The upgrade itself: a deploy started on build A (slow readiness on spark1) keeps all its remaining workflow and
- * activity tasks on A after B comes up and becomes current, while a new deploy (spark2) runs on B. Leaves B running.
+ * The upgrade itself: a deploy started on build A (spark1's server held from listening until B is current) keeps all
+ * its remaining workflow and activity tasks on A after B comes up and becomes current, while a new deploy (spark2)
+ * runs on B. Leaves B running.
  */
 export async function upgradeDuringDeploy(b: Builds): Promise<BuildWorker> {
   const { rig } = b;
   const a = await b.start('A');
   await b.becomesCurrent(a);
 
-  rig.sim.node('spark1').setReadyDelay(12_000);
-  const old = await rig.start(rig.upPlan('spark1', 'best'));
-  await b.waitForReadinessWait(old);
-  assert.deepEqual(await b.pinnedTo(old), { behavior: PINNED, buildId: a.buildId });
+  const spark1 = rig.sim.node('spark1');
+  spark1.setControl({ holdReady: true });
+  let old: WorkflowHandle;
+  let next: BuildWorker;
+  let nextCurrentAt: number;
+  try {
+    old = await rig.start(rig.upPlan('spark1', 'best'));
+    await b.waitForReadinessWait(old);
+    assert.deepEqual(await b.pinnedTo(old), { behavior: PINNED, buildId: a.buildId });
 
-  const next = await b.start('B');
-  assert.notEqual(next.buildId, a.buildId);
-  await b.becomesCurrent(next);
-  const nextCurrentAt = Date.now();
+    next = await b.start('B');
+    assert.notEqual(next.buildId, a.buildId);
+    await b.becomesCurrent(next);
+    nextCurrentAt = Date.now();
+  } finally {
+    spark1.setControl({ holdReady: false }); // the old deploy's readiness, and the rest of its steps, come after this
+  }
   const fresh = await rig.start(rig.upPlan('spark2', 'best'));
   const [r1, r2] = (await Promise.all([old.result(), fresh.result()])) as DeployResult[];
   assert.equal(r1?.ok, true, r1?.error ?? '');
