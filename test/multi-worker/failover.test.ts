@@ -25,8 +25,6 @@ import { until } from '../helpers/until.js';
 import type { WorkerProc } from './workers.js';
 
 const NODES = ['spark1', 'spark2', 'spark3'];
-/** The simulated vLLM answers 200 this long after start.sh: the readiness step is still running at the kill. */
-const READY_DELAY_MS = 10_000;
 
 type Line = Record<string, unknown>;
 const msg = (l: Line): string => String(l['msg']);
@@ -45,7 +43,10 @@ describe('two workers: failover of a readiness step, state written on the gatewa
   before(async () => {
     quietRuntime();
     otherDir = mkdtempSync(path.join(os.tmpdir(), 'pulse-no-gateway-'));
-    rig = await startRig(NODES, { readyDelayMs: READY_DELAY_MS });
+    rig = await startRig(NODES);
+    // The simulated servers hold their listen until the survivor has taken the killed worker's readiness waits over,
+    // so the readiness steps still run at the kill and after it, however long the takeover takes on the machine.
+    for (const node of NODES) rig.sim.node(node).setControl({ holdReady: true });
   });
   after(async () => {
     for (const w of workers) await w.kill('SIGKILL');
@@ -73,11 +74,11 @@ describe('two workers: failover of a readiness step, state written on the gatewa
     await victim.kill('SIGKILL');
     const held = readinessWaits(victim).map((r) => r.node);
     t.diagnostic(`SIGKILLed the ${victim === g ? 'gateway' : '--no-gateway'} worker during the readiness of ${held.join(', ')}`);
-    if (victim === g) {
-      // Temporal notices the dead worker by its missing heartbeats (30 s) and hands the waits to the survivor.
-      await until('N to resume the readiness waits', () => held.every((node) => readinessWaits(n).some((r) => r.node === node && r.attempt > 1)), 90_000);
-      await start([], rig.stateDir, [TASK_QUEUE, GATEWAY_TASK_QUEUE]);
-    }
+    // Temporal notices the dead worker by its missing heartbeats (the wait's heartbeat timeout) and hands the waits to
+    // the survivor; the servers listen from then on.
+    await until(`${victim === g ? 'N' : 'G'} to resume the readiness waits`, () => held.every((node) => readinessWaits(survivor).some((r) => r.node === node && r.attempt > 1)), 90_000);
+    for (const node of NODES) rig.sim.node(node).setControl({ holdReady: false });
+    if (victim === g) await start([], rig.stateDir, [TASK_QUEUE, GATEWAY_TASK_QUEUE]);
 
     const done = await Promise.all(results);
     for (const r of done) assert.equal(r.ok, true, `${r.node}: ${r.error ?? ''}`);
