@@ -49,7 +49,7 @@ export const WAIT_BEAT_MS = 1000;
  * line just before its socket listens, so the probe right after the line may be refused.
  */
 const QUICK_MS = 200;
-const QUICK_PROBES = 5;
+export const QUICK_PROBES = 5;
 /** The failure type of a wait handed back by a worker that shuts down (retryable: never in NON_RETRYABLE_FAILURES). */
 export const HAND_BACK = 'WorkerShutdown';
 
@@ -89,6 +89,11 @@ export interface WaitSpec<T> {
    * is lost). Its failure ends the wait; it is not a "not yet".
    */
   guard?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The first this many probes come QUICK_MS apart before the interval applies (memory: right after the stop the
+   * memory is coming free, and a 1 s cadence would cost up to a second the stop itself did not).
+   */
+  quickStart?: number;
   /**
    * Readiness: what can end a pause early (activities/log-watch.ts: the server's startup line, the container's end)
    * and tells the phase between probes. With a watch, `intervalMs` is the slower fallback probe.
@@ -164,7 +169,7 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
     ctx.heartbeat(cp);
   };
-  let quick = 0;
+  let quick = spec.quickStart ?? 0;
   for (;;) {
     handBackIf(spec.handBack, cp);
     cp.attempt += 1;

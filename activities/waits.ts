@@ -11,7 +11,7 @@ import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { LogWatch } from './log-watch.js';
-import { pollUntil } from './wait.js';
+import { pollUntil, QUICK_PROBES } from './wait.js';
 import { estimateOf } from '../runtime/readiness-eta.js';
 
 /** A readiness memo from a checkpoint (untrusted JSON from the heartbeat), or null. */
@@ -32,7 +32,7 @@ export function waitActivities(deps: ActivityDeps) {
   };
 
   return {
-    /** Step 4: sample MemAvailable every second until the gate, up to plan.memory.timeoutS (resumes after a crash). */
+    /** Step 4: sample MemAvailable (every 200 ms for the first second after the stop, then every second) until the gate, up to plan.memory.timeoutS (resumes after a crash). */
     async waitForMemory(input: UpStepPlan, lock?: LockUse): Promise<MemorySample> {
       const plan = own.up(input);
       log('memory wait', plan.node);
@@ -44,6 +44,7 @@ export function waitActivities(deps: ActivityDeps) {
         step: 'memory',
         timeoutS: plan.memory.timeoutS,
         intervalMs: interval,
+        quickStart: QUICK_PROBES,
         monotonic: () => deps.clock.monotonic(),
         ...(deps.sleep ? { sleep: deps.sleep } : {}),
         probe: async (o) => {

@@ -134,9 +134,24 @@ describe('waits resume from heartbeat details', () => {
     env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
     const m = (await env.run(createActivities(deps).waitForMemory, workerPlan({ memory: { gateGiB: 100, timeoutS: 600 } }))) as { memAvailableGiB: number };
     assert.equal(m.memAvailableGiB, 100);
-    assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 1, 600], ['memory', 3, 2, 600]]);
+    assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 0, 600], ['memory', 3, 0, 600]]);
     assert.equal(beats[0]?.lastAnswer, 'MemAvailable 90 GiB < 100 GiB');
-    assert.deepEqual(beats.map((b) => b.elapsedMs), [0, 1000, 2000]);
+    // Right after the stop the memory is coming free: the first samples come 200 ms apart, later ones every second.
+    assert.deepEqual(beats.map((b) => b.elapsedMs), [0, 200, 400]);
+  });
+
+  it('after its quick first second the memory wait samples once a second', async () => {
+    let t = 0;
+    let samples = 0;
+    const { deps } = fakeDeps(
+      { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= 8 ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
+      { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } },
+    );
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const beats: WaitCheckpoint[] = [];
+    env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
+    await env.run(createActivities(deps).waitForMemory, workerPlan({ memory: { gateGiB: 100, timeoutS: 600 } }));
+    assert.deepEqual(beats.map((b) => b.elapsedMs), [0, 200, 400, 600, 800, 1000, 2000, 3000]);
   });
 });
 
