@@ -23,7 +23,7 @@ const BACKENDS = ['dev', 'cluster'] as const;
 type Backend = (typeof BACKENDS)[number];
 
 async function temporalUp(stack: Stack, plan: UpPlan): Promise<void> {
-  const out = await stack.outcome(await stack.start(plan));
+  const out = await stack.outcome(await stack.start(plan, { as: 'cli' }));
   if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
 }
 
@@ -66,7 +66,7 @@ async function concurrent(backend: Backend): Promise<{ wallS: number; succeeded:
     const worker = await stack.startWorker();
     const names = stack.sim.nodes.map((n) => n.name);
     const { ms, value } = await timeMs(async () => {
-      const handles = await Promise.all(names.map((node) => stack.start(stack.planUp(node, 'best', { restart: true }))));
+      const handles = await Promise.all(names.map((node) => stack.start(stack.planUp(node, 'best', { restart: true }), { as: 'cli' })));
       return Promise.all(handles.map((h) => stack.outcome(h)));
     });
     await worker.kill('SIGTERM');

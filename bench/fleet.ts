@@ -264,7 +264,7 @@ async function main(): Promise<void> {
         const { ms, value, usage } = await measured(worker.pid, serverPid, async () => {
           const started = await Promise.all(names.map(async (node) => {
             const t0 = Date.now();
-            return { t0, handle: await stack.start(stack.planUp(node, 'best', { restart: true })) };
+            return { t0, handle: await stack.start(stack.planUp(node, 'best', { restart: true }), { as: 'cli' }) };
           }));
           return Promise.all(started.map(async ({ t0, handle }: { t0: number; handle: WorkflowHandle }) => {
             const out = await stack.outcome(handle);

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     const rows = [];
     const parts: Record<string, Record<string, number>> = {};
     for (const [what, restart] of [['full up (best --restart)', true], ['same identity (best)', false]] as const) {
-      const handle = await stack.start(stack.planUp('simH', 'best', { restart }));
+      const handle = await stack.start(stack.planUp('simH', 'best', { restart }), { as: 'cli' });
       const out = await stack.outcome(handle);
       if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
       const history = await handle.fetchHistory();

@@ -51,7 +51,7 @@ function breakdown(events: Event[]): { activities: number; inActivitiesMs: numbe
 let lastBreakdown: ReturnType<typeof breakdown> | null = null;
 
 async function temporalUp(stack: Stack, plan: UpPlan): Promise<void> {
-  const handle = await stack.start(plan);
+  const handle = await stack.start(plan, { as: 'cli' });
   const out = await stack.outcome(handle);
   if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
   lastBreakdown = breakdown((await handle.fetchHistory()).events ?? []);

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     const rows: { rep: number; lagMs: number; toCompletedMs: number; toScheduledMs: number; dispatchMs: number; goal: string }[] = [];
     for (let rep = 0; rep < REPS; rep++) {
       const t0 = Date.now();
-      const handle = await stack.start(stack.planUp('simR', 'best', { restart: true }));
+      const handle = await stack.start(stack.planUp('simR', 'best', { restart: true }), { as: 'cli' });
       const out = await stack.outcome(handle);
       if (out.status !== 'succeeded') throw new Error(`deploy ${out.status}: ${out.error}`);
       const first200 = stack.sim

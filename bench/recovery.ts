@@ -42,7 +42,7 @@ async function once(stack: Stack, rep: number): Promise<{ resumeS: number; start
   const node = stack.sim.node('simK');
   node.setReadyDelay(60_000);
   const before = node.startShCalls().length;
-  const handle = await stack.start(stack.planUp('simK', 'best', { restart: true }));
+  const handle = await stack.start(stack.planUp('simK', 'best', { restart: true }), { as: 'cli' });
   await waitFor('the readiness poll', 60_000, async () => (await pending(handle)).some((p) => p.type === 'pollReadiness' && p.state === STARTED));
   await new Promise((r) => setTimeout(r, 2000)); // a few polls in
   const victim = stack.workers.at(-1);

@@ -56,14 +56,14 @@ async function main(): Promise<void> {
   const node = stack.sim.node('simR');
   Object.assign(process.env, stack.env); // the floor's ssh resolves the sim alias like the worker does
   try {
-    const first = await stack.outcome(await stack.start(stack.planUp('simR', 'datagen')));
+    const first = await stack.outcome(await stack.start(stack.planUp('simR', 'datagen'), { as: 'cli' }));
     if (first.status !== 'succeeded') throw new Error(`first up: ${first.status} ${first.error ?? ''}`);
     const session = await openSession(stack.planUp('simR', 'datagen').target);
     const rows = [];
     try {
       for (let rep = 0; rep < REPS; rep++) {
         const plan: UpPlan = { ...stack.planUp('simR', 'best', { timeoutS: TIMEOUT_S }), autoRollback: true };
-        const handle = await stack.start(plan);
+        const handle = await stack.start(plan, { as: 'cli' });
         await nextStartNeverReady(node).catch(async (e: unknown) => {
           process.stderr.write(`the up: ${JSON.stringify(await Promise.race([stack.outcome(handle), new Promise((r) => setTimeout(() => r('still running'), 5000))])).slice(0, 1500)}\n`);
           throw e;

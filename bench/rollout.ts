@@ -23,14 +23,14 @@ async function main(): Promise<void> {
   try {
     // A first up everywhere, so every timed round is the same full restart.
     for (const n of nodes) {
-      const o = await stack.outcome(await stack.start(stack.planUp(n, 'datagen')));
+      const o = await stack.outcome(await stack.start(stack.planUp(n, 'datagen'), { as: 'cli' }));
       if (o.status !== 'succeeded') throw new Error(`first up on ${n}: ${o.error ?? o.status}`);
     }
     const rows = [];
     for (let rep = 0; rep < REPS; rep++) {
       const t0 = performance.now();
       for (const n of nodes) {
-        const o = await stack.outcome(await stack.start(stack.planUp(n, 'best', { restart: true })));
+        const o = await stack.outcome(await stack.start(stack.planUp(n, 'best', { restart: true }), { as: 'cli' }));
         if (o.status !== 'succeeded') throw new Error(`single up on ${n}: ${o.error ?? o.status}`);
       }
       const singlesS = (performance.now() - t0) / 1000;

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     const rows: { deploys: string; nodes: number; connectionsOpened: number; perNodePerDeploy: number; goal: string }[] = [];
     const round = async (what: string, plan: (n: string) => Parameters<typeof stack.start>[0]): Promise<void> => {
       const before = pool.connectionsOpened;
-      const outs = await Promise.all((await Promise.all(names.map((n) => stack.start(plan(n))))).map((h) => stack.outcome(h)));
+      const outs = await Promise.all((await Promise.all(names.map((n) => stack.start(plan(n), { as: 'cli' })))).map((h) => stack.outcome(h)));
       const bad = outs.filter((o) => o.status !== 'succeeded');
       if (bad.length > 0) throw new Error(`${what}: ${bad.map((b) => b.error).join('; ')}`);
       const opened = pool.connectionsOpened - before;

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const stack = await startStack({ nodes: 8, readyDelayMs: 200, memory: { recoverMs: 0 } });
   try {
     const names = stack.sim.nodes.map((n) => n.name);
-    const outs = await Promise.all((await Promise.all(names.map((n) => stack.start(stack.planUp(n))))).map((h) => stack.outcome(h)));
+    const outs = await Promise.all((await Promise.all(names.map((n) => stack.start(stack.planUp(n), { as: 'cli' })))).map((h) => stack.outcome(h)));
     if (outs.some((o) => o.status !== 'succeeded')) throw new Error('a node did not come up');
     const measure = async (args: string[]): Promise<number[]> => {
       const ms: number[] = [];

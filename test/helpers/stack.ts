@@ -13,6 +13,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { upStart } from '../../runtime/plan-check.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { CLI, removeDir, tempDir } from './cli.js';
@@ -134,12 +135,16 @@ export class Stack {
     return buildDownPlan(loadNodesConfig(this.nodesFile), { node, yes }, new Date());
   }
 
-  /** Start the workflow of a plan under the node lock, like `pulse model up/down --detach`. */
-  async start(plan: UpPlan | DownPlan): Promise<WorkflowHandle> {
+  /**
+   * Start the workflow of a plan under the node lock, like `pulse model up/down --detach`. The input is the whole
+   * plan (what the fault and security tiers forge fields of); `as: 'cli'` starts an up with the UpStart the CLI sends
+   * (runtime/plan-check.ts upStart: the benchmarks measure what a user's deploy records).
+   */
+  async start(plan: UpPlan | DownPlan, opts: { as?: 'plan' | 'cli' } = {}): Promise<WorkflowHandle> {
     return this.client.workflow.start(plan.action === 'up' ? UP_WORKFLOW : DOWN_WORKFLOW, {
       taskQueue: TASK_QUEUE,
       workflowId: workflowIdFor(plan.node),
-      args: [plan],
+      args: [opts.as === 'cli' && plan.action === 'up' ? upStart(plan) : plan],
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: [
