@@ -50,6 +50,19 @@ function breakdown(events: Event[]): { activities: number; inActivitiesMs: numbe
 
 let lastBreakdown: ReturnType<typeof breakdown> | null = null;
 
+/** The medians of several ups' breakdowns, with the median time inside each activity type (started -> completed). */
+function partsOf(parts: ReturnType<typeof breakdown>[]): Record<string, unknown> | null {
+  if (parts.length === 0) return null;
+  const med = (f: (p: ReturnType<typeof breakdown>) => number): number => round(median(parts.map(f)), 0);
+  return {
+    activities: parts[0]?.activities,
+    inActivitiesMs: med((p) => p.inActivitiesMs),
+    dispatchMs: med((p) => p.dispatchMs),
+    workflowTaskMs: med((p) => p.workflowTaskMs),
+    perActivityMs: Object.fromEntries(Object.keys(parts[0]?.perActivityMs ?? {}).map((k) => [k, med((p) => p.perActivityMs[k] ?? 0)])),
+  };
+}
+
 async function temporalUp(stack: Stack, plan: UpPlan): Promise<void> {
   const handle = await stack.start(plan, { as: 'cli' });
   const out = await stack.outcome(handle);
@@ -65,6 +78,7 @@ async function main(): Promise<void> {
     await temporalUp(stack, stack.planUp('simT'));
     const session = await openSession(stack.planUp('simF').target);
     const fullParts: ReturnType<typeof breakdown>[] = [];
+    const sameParts: ReturnType<typeof breakdown>[] = [];
     const times: Record<string, number[]> = { 'floor same': [], 'temporal same': [], 'floor full': [], 'floor full 1s poll': [], 'temporal full': [] };
     try {
       await floorUp(session, stack, stack.planUp('simF'), true, -1);
@@ -75,6 +89,7 @@ async function main(): Promise<void> {
         if (lastBreakdown) fullParts.push(lastBreakdown);
         times['floor same']?.push((await timeMs(() => floorUp(session, stack, stack.planUp('simF'), false, rep))).ms);
         times['temporal same']?.push((await timeMs(() => temporalUp(stack, stack.planUp('simT')))).ms);
+        if (lastBreakdown) sameParts.push(lastBreakdown);
       }
     } finally {
       await session.close();
@@ -90,15 +105,9 @@ async function main(): Promise<void> {
     writeResult('overhead', {
       reps: REPS,
       rows: rows.map((r) => ({ ...r, floorMs: round(r.floorMs, 1), temporalMs: round(r.temporalMs, 1), ratio: round(r.ratio, 2), met: r.goal.startsWith('<= ') ? r.ratio <= Number(r.goal.slice(3)) : null })),
-      // Median over the full ups of where their time went (history event times, ms).
-      fullUpParts: fullParts.length === 0 ? null : {
-        activities: fullParts[0]?.activities,
-        inActivitiesMs: round(median(fullParts.map((p) => p.inActivitiesMs)), 0),
-        dispatchMs: round(median(fullParts.map((p) => p.dispatchMs)), 0),
-        workflowTaskMs: round(median(fullParts.map((p) => p.workflowTaskMs)), 0),
-        // Median time inside each activity type (summed when a type runs twice in one up), started -> completed.
-        perActivityMs: Object.fromEntries(Object.keys(fullParts[0]?.perActivityMs ?? {}).map((k) => [k, round(median(fullParts.map((p) => p.perActivityMs[k] ?? 0)), 0)])),
-      },
+      // Median over the full (and the same-identity) ups of where their time went (history event times, ms).
+      fullUpParts: partsOf(fullParts),
+      sameIdentityParts: partsOf(sameParts),
       samplesMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((x) => round(x, 1))])),
     });
   } finally {
