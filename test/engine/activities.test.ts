@@ -122,17 +122,23 @@ describe('waits resume from heartbeat details', () => {
     assert.match(err.message, /within 10 s \(5 probes/); // 9 s + two more probes 1 s apart
   });
 
-  it('heartbeats WaitProgress on every probe and succeeds when the gate is reached', async () => {
+  /** A memory wait on a fake clock whose gate opens at sample `openAt`: its result and its heartbeats. */
+  async function memoryWait(openAt: number): Promise<{ m: { memAvailableGiB: number }; beats: WaitCheckpoint[] }> {
     let t = 0;
     let samples = 0;
     const { deps } = fakeDeps(
-      { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= 3 ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
+      { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= openAt ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
       { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } },
     );
     const env = new MockActivityEnvironment(undefined, quiet);
     const beats: WaitCheckpoint[] = [];
     env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
     const m = (await env.run(createActivities(deps).waitForMemory, workerPlan({ memory: { gateGiB: 100, timeoutS: 600 } }))) as { memAvailableGiB: number };
+    return { m, beats };
+  }
+
+  it('heartbeats WaitProgress on every probe and succeeds when the gate is reached', async () => {
+    const { m, beats } = await memoryWait(3);
     assert.equal(m.memAvailableGiB, 100);
     assert.deepEqual(beats.map((b) => [b.step, b.attempt, b.elapsedS, b.timeoutS]), [['memory', 1, 0, 600], ['memory', 2, 0, 600], ['memory', 3, 0, 600]]);
     assert.equal(beats[0]?.lastAnswer, 'MemAvailable 90 GiB < 100 GiB');
@@ -141,16 +147,7 @@ describe('waits resume from heartbeat details', () => {
   });
 
   it('after its quick first second the memory wait samples once a second', async () => {
-    let t = 0;
-    let samples = 0;
-    const { deps } = fakeDeps(
-      { sampleMemory: async (_s, gate) => ({ memAvailableGiB: ++samples >= 8 ? gate : gate - 10, gateGiB: gate, watermarkScaleFactor: 10 }) },
-      { clock: { now: () => t, monotonic: () => t }, sleep: async (ms) => { t += ms; } },
-    );
-    const env = new MockActivityEnvironment(undefined, quiet);
-    const beats: WaitCheckpoint[] = [];
-    env.on('heartbeat', (d: WaitCheckpoint) => beats.push({ ...d }));
-    await env.run(createActivities(deps).waitForMemory, workerPlan({ memory: { gateGiB: 100, timeoutS: 600 } }));
+    const { beats } = await memoryWait(8);
     assert.deepEqual(beats.map((b) => b.elapsedMs), [0, 200, 400, 600, 800, 1000, 2000, 3000]);
   });
 });
