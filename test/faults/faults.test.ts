@@ -167,7 +167,7 @@ test('worker SIGKILL at random points of staggered deploys: each ends succeeded 
 const STEP_LINES = ['preflight on', 'mkdir on', 'stop on', 'memory wait on', 'write .env on', 'state starting for', 'start on', 'readiness wait on', 'verify on', 'state up for'];
 
 test('worker SIGKILL as each step starts: the step reruns on a new worker, one start.sh, a complete .env', async () => {
-  // CI: two steps picked at random; the full run: every step (each costs the 30 s heartbeat timeout).
+  // CI: two steps picked at random; the full run: every step (each costs its heartbeat timeout: 30 s, 5 s for a wait).
   const steps = FULL > 0 ? STEP_LINES : [...STEP_LINES].sort(() => random() - 0.5).slice(0, 2);
   const results = [];
   for (const step of steps) {
@@ -194,20 +194,28 @@ test('a worker whose clock is 40 minutes ahead resumes the readiness wait: the b
   const results = [];
   for (let i = 0; i < runs(1); i++) {
     await liveWorker();
-    // Still loading when the resumed attempt starts (the dead worker is noticed after the 30 s heartbeat timeout).
-    node.setReadyDelay(45_000);
-    const r = await deploy('spark16', {
-      during: async (h) => {
-        await waitUntil(() => pendingStarted(h, 'pollReadiness'));
-        await sleep(2000); // a few probes, so the checkpoint holds some elapsed time
-        await stack.workers.at(-1)?.kill('SIGKILL');
-        await stack.startWorker({ NODE_OPTIONS: `--import=${preload}`, PULSE_TEST_CLOCK_SKEW_MS: String(40 * 60_000) });
-      },
-    });
+    // Still loading when the resumed attempt starts: the server holds its listen until the skewed worker has begun
+    // the resumed wait (the dead worker is noticed after the wait's heartbeat timeout), however long that takes.
+    node.setControl({ holdReady: true });
+    let r: Awaited<ReturnType<typeof deploy>>;
+    try {
+      r = await deploy('spark16', {
+        during: async (h) => {
+          await waitUntil(() => pendingStarted(h, 'pollReadiness'));
+          await sleep(2000); // a few probes, so the checkpoint holds some elapsed time
+          await stack.workers.at(-1)?.kill('SIGKILL');
+          const skewed = await stack.startWorker({ NODE_OPTIONS: `--import=${preload}`, PULSE_TEST_CLOCK_SKEW_MS: String(40 * 60_000) });
+          await waitUntil(async () => /readiness wait on spark16\b/.test(skewed.log()), 120_000);
+          await sleep(1000); // the resumed attempt probes the still-held server at least once
+          node.setControl({ holdReady: false });
+        },
+      });
+    } finally {
+      node.setControl({ holdReady: false });
+    }
     if (r.status !== 'succeeded') r.v.push(`spark16: the resumed wait ended ${r.status}: ${r.out?.error ?? ''}`);
     results.push(r);
     await stack.workers.at(-1)?.kill('SIGKILL'); // the next tests get a worker with a true clock
-    node.setReadyDelay(300);
   }
   assertRow(record('worker clock 40 min ahead resumes the readiness wait', results), ['succeeded']);
 });
