@@ -155,7 +155,9 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
       const [g, n] = await Promise.all([startWorker([], stateDir(), [TASK_QUEUE, GATEWAY_TASK_QUEUE]), startWorker(['--no-gateway'], other, [TASK_QUEUE])]);
       const targets = ['spark1', 'spark2'];
       const starts = targets.map((x) => sim.node(x).startShCalls().length);
-      for (const x of targets) sim.node(x).setReadyDelay(10_000);
+      // The servers hold their listen until the survivor has taken the killed worker's waits over (after the wait's
+      // heartbeat timeout), however long that takes on the machine.
+      for (const x of targets) sim.node(x).setControl({ holdReady: true });
       for (const x of targets) {
         const r = await runCli(['model', 'up', 'best', '--node', x, '--detach'], env);
         assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -164,11 +166,14 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
       await until('a readiness wait to start', () => waits(g).length + waits(n).length > 0, 90_000);
       const victim = waits(g).length > 0 ? g : n;
       const held = waits(victim);
+      const survivor = victim === g ? n : g;
+      const before = waits(survivor).length;
       await victim.kill('SIGKILL');
       t.diagnostic(`SIGKILLed the ${victim === g ? 'gateway' : '--no-gateway'} worker during the readiness of ${held.join(', ')}`);
+      await until(`${victim === g ? 'N' : 'G'} to resume the readiness waits`, () => held.every((x) => waits(survivor).slice(before).includes(x)), 120_000);
+      for (const x of targets) sim.node(x).setControl({ holdReady: false });
       if (victim === g) {
         // The gateway host's worker comes back (systemd Restart=on-failure) once N has taken the waits over.
-        await until('N to resume the readiness waits', () => held.every((x) => waits(n).filter((y) => y === x).length > 0), 120_000);
         await startWorker([], stateDir(), [TASK_QUEUE, GATEWAY_TASK_QUEUE]);
       }
       for (const x of targets) {
@@ -179,10 +184,9 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
         assert.equal(sim.node(x).startShCalls().length, starts[targets.indexOf(x)]! + 1, `${x}: exactly one start.sh`);
         assert.equal(nodeState(x).state, 'up');
       }
-      const survivor = victim === g ? n : g;
       assert.ok(held.every((x) => waits(survivor).includes(x)), 'the survivor resumed the killed worker\'s readiness waits');
     } finally {
-      for (const x of ['spark1', 'spark2']) sim.node(x).setReadyDelay(300);
+      for (const x of ['spark1', 'spark2']) sim.node(x).setControl({ holdReady: false });
       rmSync(other, { recursive: true, force: true });
     }
   });
