@@ -18,8 +18,8 @@ const outputs: string[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function status(): Promise<{ json: NodeStatus; text: string }> {
-  const j = await runSimCli(s, ['model', 'status', '--node', 'spark2', '--json']);
-  const t = await runSimCli(s, ['model', 'status', '--node', 'spark2']);
+  // Both views at once: each waits out the same probes (a paused server answers no HTTP until curl's own timeout).
+  const [j, t] = await Promise.all([runSimCli(s, ['model', 'status', '--node', 'spark2', '--json']), runSimCli(s, ['model', 'status', '--node', 'spark2'])]);
   outputs.push(j.stdout, j.stderr, t.stdout, t.stderr);
   const report = JSON.parse(j.stdout) as StatusReport;
   // status exits 7 (not-ready) when the node it shows is unhealthy (a plain or paused container serves no API): the
