@@ -49,6 +49,11 @@ export interface NodeControl {
   /** A test's hold: the next started server loads, then waits to listen until this is false again (read live). */
   holdReady: boolean;
   /**
+   * A test's hold inside the cold start: the next started server, its weights loaded and compiled, logs the KV cache
+   * sizing and then waits (in that phase, before the KV cache lines and the CUDA graphs) until this is false (read live).
+   */
+  holdPhase: boolean;
+  /**
    * The engine core died while the API server still answers (EngineDeadError): GET /health answers 503, /v1/models
    * still 200 (it needs no engine). Read live by a running server, on every request.
    */
@@ -66,6 +71,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   reasoningParser: null,
   imageApiKey: null,
   holdReady: false,
+  holdPhase: false,
   engineDead: false,
   removeDelayMs: 0,
   removeFailures: 0,

@@ -149,6 +149,8 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
     process.exit(1);
   }
   await logCompile(log, traits, delay);
+  // A test's hold in a phase of the cold start (sizing the KV cache), where holdReady would sit after them all.
+  while (readControl(stateDir).holdPhase) await sleep(50);
   logKvCache(args, maxLen);
   if (control.failure === 'never-ready') {
     // Hangs as a CUDA graph capture that never ends: tqdm's line never gets its newline, so docker logs nothing more.
