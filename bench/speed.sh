@@ -11,6 +11,7 @@ node dist/worker/build-bundle.js
 export PULSE_BENCH_RUN="speed-$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "bench run $PULSE_BENCH_RUN (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 node dist/bench/overhead.js 5
+node dist/bench/sdk-step.js 10
 node dist/bench/readiness-lag.js 10
 node dist/bench/recovery.js 3
 node dist/bench/recovery.js 2 SIGTERM

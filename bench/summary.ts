@@ -49,6 +49,9 @@ function speedTable(): string {
   const f32 = at(32);
   if (f1) add(f, 'fleet, 1 node: full up vs its floor', '2.17×', `${String(f1['vsFloor'])}× (${String(f1['wallS'])} vs ${String(f1['floorWallS'])} s)`, '≤ 1.2×', Number(f1['vsFloor']) <= 1.2);
   if (f32) add(f, 'fleet, 32 nodes at once: full up vs the floor at 32', '1.48×', `${String(f32['vsFloor'])}× (${String(f32['wallS'])} vs ${String(f32['floorWallS'])} s)`, '≤ 1.15×', Number(f32['vsFloor']) <= 1.15);
+  const sdk = load('sdk-step');
+  const sp = sdk?.['pulse'] as Json | null | undefined;
+  if (sdk) add(sdk, 'one step\'s cost to Temporal itself (bare SDK workflow of 13 no-op activities)', '-', `${String(sdk['perStepMs'])} ms a step (workflow task + dispatch); pulse's: ${String(sp?.['perStepMs'] ?? '-')} ms; least full-up ratio with one activity per step: ${String(sp?.['leastFullUpRatio'] ?? '-')}×`, '-', null);
   const h = load('history');
   const hf = rows(h)[0];
   if (hf) add(h, 'history of one full up', '44 KB', `${String(hf['kib'])} KiB (${String(hf['bytes'])} B, ${String(hf['events'])} events)`, '≤ 16 KB', h?.['met']);
@@ -70,6 +73,9 @@ async function main(): Promise<void> {
   };
   const o = load('overhead');
   for (const r of rows(o)) add(`controller overhead, ${String(r['path'])}`, `${String(r['ratio'])}× the floor (${String(r['temporalMs'])} ms vs ${String(r['floorMs'])} ms)`, String(r['goal']).replace('<=', '≤'), r['met'], 'overhead.js');
+  const sdk = load('sdk-step');
+  const sp = sdk?.['pulse'] as Json | null | undefined;
+  if (sdk) add('one step\'s cost to Temporal itself (bare SDK, 13 no-op activities)', `${String(sdk['perStepMs'])} ms a step (workflow task + dispatch; pulse's: ${String(sp?.['perStepMs'] ?? '-')} ms); least full-up ratio with one activity per step ${String(sp?.['leastFullUpRatio'] ?? '-')}×`, '-', null, 'sdk-step.js');
   const l = load('readiness-lag');
   if (l) add('readiness detection lag', `median ${String(l['medianMs'])} ms, max ${String(l['maxMs'])} ms`, 'median ≤ 100 ms, max ≤ 250 ms', l['met'], 'readiness-lag.js');
   for (const name of ['fleet', 'fleet-ready10s']) {
