@@ -115,7 +115,11 @@ test('a killed deploy: its lock goes stale after the lease, a new deploy proceed
   const refused = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart'], { ...envB, ...lease });
   assert.notEqual(refused.code, 0);
   assert.match(refused.stdout + refused.stderr, HOLDER);
-  await sleep(13_000); // the lease (node clock) runs out with no renewal
+  // The lease runs out with no renewal: wait for the very second the refusal named (the node's clock is this
+  // machine's; lock.sh counts the lock live while its whole-second now < until), not a fixed 13 s.
+  const until = Date.parse(/lease until (\S+Z); nothing was changed/.exec(refused.stdout + refused.stderr)?.[1] ?? '');
+  assert.ok(Number.isFinite(until), refused.stdout + refused.stderr);
+  while (Date.now() < until + 250) await sleep(Math.min(1000, until + 250 - Date.now()));
   sim.node('simB').setReadyDelay(300);
   const starts = sim.node('simB').startShCalls().length;
   const b = await runCli(['model', 'up', 'best', '--node', 'simB', '--restart'], { ...envB, ...lease });
