@@ -441,12 +441,17 @@ test('two controllers (two Temporal servers) deploy one node at once: exactly on
     await runCli(['model', 'status', '--node', 'spark18', '--no-http'], envB); // B's server up before the race
     for (let i = 0; i < runs(2); i++) {
       await liveWorker();
-      // The first deploy to take the lock holds it for its ~8 s of loading: longer than B's CLI takes to start
-      // (node, its embedded server, its background worker), so the two really overlap on the node.
-      stack.sim.node('spark18').setReadyDelay(8000);
+      // The first deploy to take the lock holds it while its server loads, and the server holds its listen until the
+      // other side has ended (the loser is refused at once): however long B's CLI takes to start (node, its embedded
+      // server, its background worker), the two really overlap on the node, with no 8 s ready delay guessing it.
+      const release = (): void => void stack.sim.node('spark18').setControl({ holdReady: false });
+      stack.sim.node('spark18').setControl({ holdReady: true });
       const b0 = snapshot(stack, 'spark18');
       const handle = await stack.start(stack.planUp('spark18', 'best', { restart: true }));
-      const [outA, rB] = await Promise.all([endOf(handle), sleep(random() * 300).then(() => runCli(['model', 'up', 'datagen', '--node', 'spark18', '--restart'], envB))]);
+      const [outA, rB] = await Promise.all([
+        endOf(handle).finally(release),
+        sleep(random() * 300).then(() => runCli(['model', 'up', 'datagen', '--node', 'spark18', '--restart'], envB)).finally(release),
+      ]);
       if (outA === 'stuck') {
         results.push({ status: 'stuck', v: ['spark18: stuck'] });
         continue;
@@ -465,7 +470,7 @@ test('two controllers (two Temporal servers) deploy one node at once: exactly on
     }
   } finally {
     await stopEmbeddedServer(envB.PULSE_STATE_DIR).catch(() => undefined);
-    stack.sim.node('spark18').setReadyDelay(300);
+    stack.sim.node('spark18').setControl({ holdReady: false });
   }
   assertRow(record('two controllers on one node', results), ['succeeded', 'refused']);
 });
