@@ -46,6 +46,12 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': restrict({ regex: '^\\./', message: 'a command never imports another: share through cli/ (deploy-client, deploy-view, render-text)' }, noTests) },
   },
   {
+    // The deploy client is the CLI's Temporal side (connect, start, follow, workers): it returns data and writes only
+    // to the printer it is handed, so it takes nothing but types from the rest of cli/ (the views sit above it).
+    files: ['cli/deploy-client/**/*.ts'],
+    rules: { 'no-restricted-imports': restrict({ regex: '^\\.\\./(?!\\.\\./)', allowTypeImports: true, message: 'cli/deploy-client takes only types from the rest of cli/: the views and printers call it, never the reverse' }, noTests) },
+  },
+  {
     files: ['runtime/**/*.ts'],
     rules: { 'no-restricted-imports': restrict(...runtimeRoom) },
   },

@@ -11,7 +11,7 @@ import { exitCodeOf } from './exit-codes.js';
 import type { FailureFacts } from './failure-block.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { ProgressPrinter } from './progress-printer.js';
-import { uiHint, uiLink, type PulseTemporal } from './temporal.js';
+import { uiHint, uiLink, type PulseTemporal } from './deploy-client/temporal.js';
 
 export interface ShowRequest {
   node: string;

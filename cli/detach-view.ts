@@ -1,12 +1,12 @@
 /**
  * What a terminal that leaves a deploy says (Ctrl-C, `--detach`): who runs the deploy now, and how to follow,
- * cancel and roll it back. Beside the embedded server a background worker runs it (cli/background-worker.ts), so
+ * cancel and roll it back. Beside the embedded server a background worker runs it (cli/deploy-client/background-worker.ts), so
  * closing the terminal stops nothing; beside a configured server whose only worker was this CLI, the deploy pauses
  * until a `pulse worker` runs, and the lines say so.
  */
 import { ensureBackgroundWorker, queuesServed, type DeployRef, type WorkerRole } from './deploy-client/index.js';
-import { liveBackgroundWorker } from './background-worker.js';
-import { stateDir, uiLink, type PulseTemporal } from './temporal.js';
+import { liveBackgroundWorker } from './deploy-client/background-worker.js';
+import { stateDir, uiLink, type PulseTemporal } from './deploy-client/temporal.js';
 
 /** How to follow, cancel and roll back the deploy of `node`. */
 export function detachWayOut(node: string, rollbackHint: string | null, protectedNode: boolean): string[] {

@@ -4,7 +4,7 @@
  * the running child is cancelled too and compensates).
  */
 import type { DeployRef } from './deploy-client/index.js';
-import type { PulseTemporal } from './temporal.js';
+import type { PulseTemporal } from './deploy-client/temporal.js';
 
 /** The running rollout whose node set holds `node`, or null. */
 export async function runningRolloutWith(t: PulseTemporal, node: string): Promise<DeployRef | null> {

@@ -10,7 +10,7 @@ import { runningDeploy, stateDiskFull, WorkerKeeper, type DeployRef } from './de
 import { followRun } from './deploy-client/follow-run.js';
 import { ProgressPrinter } from './progress-printer.js';
 import { ROLLOUT_DETACHED, rolloutExit, rolloutResultText } from './rollout-view.js';
-import { serverCause, uiHint, uiLink, type PulseTemporal } from './temporal.js';
+import { serverCause, uiHint, uiLink, type PulseTemporal } from './deploy-client/temporal.js';
 
 const what = (r: Pick<RolloutRequest, 'action' | 'profile' | 'nodes'>): string => `rollout ${r.action === 'up' ? `up ${r.profile ?? '?'}` : 'down'} on ${r.nodes.join(', ')}`;
 

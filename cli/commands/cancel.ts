@@ -6,7 +6,7 @@
 import type { CancelOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
 import { cancelDeploy, runningDeploy, workerPolls, type DeployRef } from '../deploy-client/index.js';
-import { connectTemporal, uiLink } from '../temporal.js';
+import { connectTemporal, uiLink } from '../deploy-client/temporal.js';
 
 /**
  * An unknown node is a config error (as in every command); a protected node is refused without --yes, before any

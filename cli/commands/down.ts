@@ -1,7 +1,7 @@
 /** `pulse model down --node <node>`: start downWorkflow under the node's workflow ID and follow it live. */
 import type { DownOptions } from '../options.js';
 import type { DownPlan } from '../../runtime/model/index.js';
-import { connectTemporal } from '../temporal.js';
+import { connectTemporal } from '../deploy-client/temporal.js';
 import { stateDiskFull } from '../deploy-client/index.js';
 import { startAndShow } from '../deploy-view.js';
 

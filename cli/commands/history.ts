@@ -6,7 +6,7 @@ import { PulseError } from '../../runtime/errors.js';
 import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
 import { plainText } from '../live-line.js';
-import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../temporal.js';
+import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../deploy-client/temporal.js';
 import { rolloutNodes, rolloutOutcome } from '../rollout-view.js';
 
 export interface HistoryRow {

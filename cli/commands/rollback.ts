@@ -85,7 +85,7 @@ export async function run(opts: RollbackOptions): Promise<number> {
   const what = `rollback on ${request.node}`;
   const full = await stateDiskFull(what);
   if (full) throw full;
-  const { connectTemporal } = await import('../temporal.js');
+  const { connectTemporal } = await import('../deploy-client/temporal.js');
   const t = await connectTemporal(opts);
   try {
     return await startAndShow(t, request, what, opts);

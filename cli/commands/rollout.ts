@@ -50,7 +50,7 @@ export async function run(opts: RolloutOptions): Promise<number> {
   const { request, view } = await prepare(opts);
   if (opts.dryRun) return dryRun(opts, view);
   const { startRollout, followRollout } = await import('../rollout-follow.js');
-  const { connectTemporal } = await import('../temporal.js');
+  const { connectTemporal } = await import('../deploy-client/temporal.js');
   const t = await connectTemporal(opts);
   try {
     const ref = await startRollout(t, request, view.workflowId);

@@ -15,7 +15,7 @@ import type { DeployInProgress, StatusReport } from '../../runtime/status/types.
 import type { DeployProgress } from '../../runtime/model/index.js';
 import type { RemoteResult } from '../../runtime/node/types.js';
 import type { StatusOptions } from '../options.js';
-import type * as TemporalModule from '../temporal.js';
+import type * as TemporalModule from '../deploy-client/temporal.js';
 
 /** How long status waits for Temporal before it shows the nodes without the deploy column. */
 const TEMPORAL_WAIT_MS = 8000;
@@ -60,7 +60,7 @@ async function lookupDeploys(nodes: string[], opts: StatusOptions): Promise<Depl
   const empty = new Map<string, DeployInProgress>();
   let temporal: typeof TemporalModule;
   try {
-    temporal = await import('../temporal.js');
+    temporal = await import('../deploy-client/temporal.js');
   } catch {
     return { deploys: empty, note: 'deploys in progress are not shown: the Temporal client module is not available' };
   }

@@ -7,7 +7,7 @@ import type { UpPlan } from '../../runtime/model/index.js';
 import { rollbackHintOf } from '../../runtime/rollout.js';
 import { stateDiskFull } from '../deploy-client/index.js';
 import { startAndShow } from '../deploy-view.js';
-import { connectTemporal } from '../temporal.js';
+import { connectTemporal } from '../deploy-client/temporal.js';
 
 export { rollbackHintOf } from '../../runtime/rollout.js';
 

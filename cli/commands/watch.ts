@@ -3,7 +3,7 @@ import { PulseError } from '../../runtime/errors.js';
 import { latestDeploy } from '../deploy-client/index.js';
 import { followAndShow } from '../deploy-view.js';
 import type { NodeOnlyOptions } from '../options.js';
-import { connectTemporal } from '../temporal.js';
+import { connectTemporal } from '../deploy-client/temporal.js';
 import { knownNode } from '../known-node.js';
 
 export async function run(opts: NodeOnlyOptions): Promise<number> {

@@ -8,7 +8,7 @@ import type { GlobalOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
 import { watchdogLine, watchdogScheduleId } from '../../runtime/watchdog.js';
-import type { PulseTemporal } from '../temporal.js';
+import type { PulseTemporal } from '../deploy-client/temporal.js';
 
 export interface WatchdogOptions extends GlobalOptions {
   verb: 'on' | 'off' | 'list';
@@ -135,7 +135,7 @@ export async function run(opts: WatchdogOptions): Promise<number> {
       throw new PulseError('refused', `node ${opts.node} is protected; add --yes to let the watchdog heal it`);
     }
   }
-  const { connectTemporal } = await import('../temporal.js');
+  const { connectTemporal } = await import('../deploy-client/temporal.js');
   const t = await connectTemporal(opts);
   try {
     if (opts.verb === 'list') {

@@ -1,12 +1,12 @@
 /**
  * `pulse worker`: the long-running worker (until SIGTERM/SIGINT). The in-process worker that up/down/watch run
  * beside a configured server when none polls is cli/deploy-client/local-worker.ts; `--background` (hidden) is the
- * worker they start beside the embedded server (cli/background-worker.ts): it serves only that running server, and
+ * worker they start beside the embedded server (cli/deploy-client/background-worker.ts): it serves only that running server, and
  * ends with it or after PULSE_WORKER_IDLE_S idle seconds.
  */
 import type { WorkerOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
-import { configuredOrRunningServer, connectTemporal, connectTo, stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
+import { configuredOrRunningServer, connectTemporal, connectTo, stateDir, workerConnectOptions, type PulseTemporal } from '../deploy-client/temporal.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 
 /** `pulse worker` options beyond the shared ones. */
@@ -38,7 +38,7 @@ export async function run(opts: WorkerRunOptions): Promise<number> {
   const t = bg?.t ?? (await connectTemporal(opts));
   let lifetime: Parameters<typeof runWorker>[0]['lifetime'];
   if (bg) {
-    const { workerIdleS } = await import('../background-worker.js');
+    const { workerIdleS } = await import('../deploy-client/background-worker.js');
     const { backgroundLifetime } = await import('../deploy-client/worker-lifetime.js');
     lifetime = backgroundLifetime(t, { serverPid: bg.serverPid, idleS: workerIdleS() });
     process.on('SIGHUP', () => undefined); // its own session has no terminal; a stray hangup must not end a deploy
@@ -57,7 +57,7 @@ export async function run(opts: WorkerRunOptions): Promise<number> {
     if (e instanceof PulseError) throw e;
     throw new PulseError('temporal', `the worker stopped: ${(e as Error).message}`, { cause: e });
   } finally {
-    if (bg) await (await import('../background-worker.js')).forgetBackgroundWorker(stateDir(), process.pid);
+    if (bg) await (await import('../deploy-client/background-worker.js')).forgetBackgroundWorker(stateDir(), process.pid);
     await t.close();
   }
   return 0;

@@ -5,7 +5,7 @@
 import { PulseError } from '../../runtime/errors.js';
 import { utc } from '../../runtime/format.js';
 import type { DeployOptions, DownPlan, RollbackRequest, UpPlan } from '../../runtime/model/index.js';
-import { serverCause, stateDir, type PulseTemporal } from '../temporal.js';
+import { serverCause, stateDir, type PulseTemporal } from './temporal.js';
 
 /** One run of a node's deploy workflow, as the commands name it. */
 export interface DeployRef {

@@ -6,7 +6,7 @@
 import type { FollowOutcome } from '../follow-outcome.js';
 import { followRun } from './follow-run.js';
 import type { ProgressPrinter } from '../progress-printer.js';
-import type { PulseTemporal } from '../temporal.js';
+import type { PulseTemporal } from './temporal.js';
 import type { DeployRef } from './deploys.js';
 import { WorkerKeeper } from './local-worker.js';
 import { watchPinnedBuild } from './pinned-build.js';

@@ -6,7 +6,7 @@
  * a deploy it leaves is resumed by the next pulse invocation or `pulse worker`, since Temporal keeps its history.
  */
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
-import { stateDir, workerConnectOptions, type PulseTemporal } from '../temporal.js';
+import { stateDir, workerConnectOptions, type PulseTemporal } from './temporal.js';
 import { openDeploys, queuesServed } from './presence.js';
 
 /** The worker this CLI provided: one in its own process, or the background worker beside the embedded server. */

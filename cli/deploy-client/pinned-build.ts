@@ -5,7 +5,7 @@
  */
 import { buildPolls, type PollerLike } from '../../runtime/pollers.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import type { PulseTemporal } from '../temporal.js';
+import type { PulseTemporal } from './temporal.js';
 import type { DeployRef } from './deploys.js';
 import { PINNED } from './presence.js';
 

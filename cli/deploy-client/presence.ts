@@ -4,7 +4,7 @@
  */
 import { buildPolls, pollerAlive, type PollerLike } from '../../runtime/pollers.js';
 import { GATEWAY_TASK_QUEUE, SA_NODE, TASK_QUEUE } from '../../workflows/definitions.js';
-import type { PulseTemporal } from '../temporal.js';
+import type { PulseTemporal } from './temporal.js';
 
 export { pollerAlive };
 

@@ -5,7 +5,7 @@
  */
 import { pidAlive } from '../../runtime/pid.js';
 import type { PulseWorker } from '../../worker/main.js';
-import type { PulseTemporal } from '../temporal.js';
+import type { PulseTemporal } from './temporal.js';
 import { openDeploys, watchdogSchedules } from './presence.js';
 
 /** After a stop because the server is gone, a shutdown that still waits on it is cut short. */

@@ -7,7 +7,7 @@ import { mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { jsonLine, levelAtLeast, loggerFrom } from '../../worker/logging.js';
-import { stateDir } from '../temporal.js';
+import { stateDir } from './temporal.js';
 
 /** The log file of pulse's own workers (the in-process one and the background one). */
 export function workerLogPath(dir: string = stateDir()): string {

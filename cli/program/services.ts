@@ -14,7 +14,7 @@ export const worker: Registration = (program, run) => {
     .addOption(new Option('--task-queue <name>', 'task queue (default: pulse-deploy)'))
     .addOption(new Option('--no-gateway', 'do not poll pulse-gateway: for controller hosts that do not hold the gateway file and node state'))
     .addOption(new Option('--metrics <host:port>', 'serve Prometheus metrics on GET /metrics (env PULSE_METRICS_ADDRESS; default off)'))
-    // What up/down/watch start beside the embedded server (cli/background-worker.ts); not for operators.
+    // What up/down/watch start beside the embedded server (cli/deploy-client/background-worker.ts); not for operators.
     .addOption(new Option('--background', 'serve the running embedded server until it stops or PULSE_WORKER_IDLE_S idle seconds').hideHelp())
     .action(async (o: Flags, cmd: Command) => {
       const opts: WorkerRunOptions = {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { quietIpServernameWarning, readTlsEnv } from '../../cli/temporal-tls.js';
+import { quietIpServernameWarning, readTlsEnv } from '../../cli/deploy-client/temporal-tls.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import { makeCerts, type TestCerts } from '../helpers/certs.js';
 import { removeDir, runCli, tempDir } from '../helpers/cli.js';

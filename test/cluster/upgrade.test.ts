@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import { Connection } from '@temporalio/client';
-import { ensureSearchAttributes } from '../../cli/temporal.js';
+import { ensureSearchAttributes } from '../../cli/deploy-client/temporal.js';
 import { startRig } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
 import { Builds, upgradeDuringDeploy } from '../helpers/builds.js';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
-import { embeddedPort, SERVER_DYNAMIC_CONFIG } from '../../cli/embedded-server.js';
+import { embeddedPort, SERVER_DYNAMIC_CONFIG } from '../../cli/deploy-client/embedded-server.js';
 import { envOf, imageTag, loadCompose, mountsOf, portsOf, referencedVars, withDefaults, type Json, type Service } from './compose-file.js';
 import { composeDurationSeconds } from './unit-file.js';
 import { workerGrace } from './worker-grace.js';

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../workflows/definitions.js';
-import { embeddedPort, startDevArgs } from '../../cli/embedded-server.js';
+import { embeddedPort, startDevArgs } from '../../cli/deploy-client/embedded-server.js';
 import { last, parseUnit, timeSpanSeconds, type UnitFile } from './unit-file.js';
 import { workerGrace } from './worker-grace.js';
 import { REPO_ROOT } from '../helpers/paths.js';

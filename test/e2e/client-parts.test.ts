@@ -9,10 +9,10 @@ import { pollerAlive } from '../../cli/deploy-client/index.js';
 import { exitCodeOf } from '../../cli/exit-codes.js';
 import { rollbackHintOf } from '../../cli/commands/up.js';
 import { historyQuery } from '../../cli/commands/history.js';
-import { tlsFromEnv, uiLink } from '../../cli/temporal.js';
-import { explainHandshake, type Handshake, type TlsTarget } from '../../cli/temporal-tls-probe.js';
-import { readTlsEnv } from '../../cli/temporal-tls.js';
-import { startDevArgs } from '../../cli/embedded-server.js';
+import { tlsFromEnv, uiLink } from '../../cli/deploy-client/temporal.js';
+import { explainHandshake, type Handshake, type TlsTarget } from '../../cli/deploy-client/temporal-tls-probe.js';
+import { readTlsEnv } from '../../cli/deploy-client/temporal-tls.js';
+import { startDevArgs } from '../../cli/deploy-client/embedded-server.js';
 import type { DeployResult, NodeState, WaitProgress } from '../../runtime/model/index.js';
 
 function sink(isTTY: boolean) {

@@ -2,8 +2,8 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureEmbeddedServer, runningEmbeddedServer, stopEmbeddedServer } from '../../cli/embedded-server.js';
-import { configuredOrRunningServer, connectTemporal, uiLink } from '../../cli/temporal.js';
+import { ensureEmbeddedServer, runningEmbeddedServer, stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
+import { configuredOrRunningServer, connectTemporal, uiLink } from '../../cli/deploy-client/temporal.js';
 import { freePortPair, killEmbeddedServerOnExit, removeDir, tempDir, runCli } from '../helpers/cli.js';
 
 let dir = '';

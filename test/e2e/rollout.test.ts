@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir } from '../helpers/cli.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 

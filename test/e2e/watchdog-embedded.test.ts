@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { pidAlive } from '../../runtime/pid.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim } from '../sim/index.js';

@@ -1,5 +1,5 @@
 /**
- * The background worker's settings (cli/background-worker.ts WorkerSettings, docs/DEPLOYS.md "Where the worker
+ * The background worker's settings (cli/deploy-client/background-worker.ts WorkerSettings, docs/DEPLOYS.md "Where the worker
  * runs"): worker.json records what its authority reads; a CLI with another PULSE_PROFILES_DIR replaces an idle
  * worker with one of its own settings and deploys, and while the worker runs a deploy such a CLI is refused before
  * it starts anything, with the differing setting and the deploy to wait for named.

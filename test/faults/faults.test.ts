@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { freePortPair, killEmbeddedServerOnExit, runCli } from '../helpers/cli.js';
 import { snapshot, violations } from '../helpers/invariants.js';
 import { nodeEnv, startStack, type Outcome, type Stack } from '../helpers/stack.js';

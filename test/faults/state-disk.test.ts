@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;

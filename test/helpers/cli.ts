@@ -109,7 +109,7 @@ export function killEmbeddedServerOnExit(stateDir: string): void {
   });
 }
 
-/** The pid of the background worker recorded beside the embedded server (cli/background-worker.ts), or null. */
+/** The pid of the background worker recorded beside the embedded server (cli/deploy-client/background-worker.ts), or null. */
 export function backgroundWorkerPid(stateDir: string): number | null {
   try {
     return (JSON.parse(readFileSync(path.join(stateDir, 'temporal', 'worker.json'), 'utf8')) as { pid: number }).pid;

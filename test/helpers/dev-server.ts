@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { dynamicConfigArgs } from '../../cli/embedded-server.js';
+import { dynamicConfigArgs } from '../../cli/deploy-client/embedded-server.js';
 import { REPO_ROOT } from './paths.js';
 
 export const TEMPORAL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal');

@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stopEmbeddedServer } from '../../cli/embedded-server.js';
+import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 import { killEmbeddedServerOnExit, removeDir, simCliEnv, tempDir } from './cli.js';

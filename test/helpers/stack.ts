@@ -19,8 +19,8 @@ import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.j
 import { CLI, removeDir, tempDir } from './cli.js';
 import { TEMPORAL_BIN, freePort, startDevServer, type DevServer } from './dev-server.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
-import { ensureSearchAttributes } from '../../cli/temporal.js';
-import { dynamicConfigArgs } from '../../cli/embedded-server.js';
+import { ensureSearchAttributes } from '../../cli/deploy-client/temporal.js';
+import { dynamicConfigArgs } from '../../cli/deploy-client/embedded-server.js';
 import { startCluster } from './cluster.js';
 
 export interface StackOptions {

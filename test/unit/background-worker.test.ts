@@ -1,12 +1,12 @@
 /**
- * The background worker's record and its idle setting (cli/background-worker.ts): PULSE_WORKER_IDLE_S is checked,
+ * The background worker's record and its idle setting (cli/deploy-client/background-worker.ts): PULSE_WORKER_IDLE_S is checked,
  * and a worker.json whose pid now belongs to another program (pid reuse) is not taken for the worker.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_IDLE_S, liveBackgroundWorker, stopBackgroundWorker, workerIdleS, workerInfoFile } from '../../cli/background-worker.js';
+import { DEFAULT_IDLE_S, liveBackgroundWorker, stopBackgroundWorker, workerIdleS, workerInfoFile } from '../../cli/deploy-client/background-worker.js';
 import { removeDir, tempDir } from '../helpers/cli.js';
 
 test('PULSE_WORKER_IDLE_S: default 300, whole seconds from 1 to 86400, anything else a usage error', () => {

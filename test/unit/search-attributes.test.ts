@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ensureSearchAttributes, serverCause } from '../../cli/temporal.js';
+import { ensureSearchAttributes, serverCause } from '../../cli/deploy-client/temporal.js';
 import { PulseError } from '../../runtime/errors.js';
 
 const grpcError = (code: number, text: string): Error => Object.assign(new Error(`${code} ${text}`), { code });

@@ -4,8 +4,8 @@
  * The SDK is imported lazily, so `status` can ask `configuredOrRunningServer()` without loading it.
  */
 import type { Client, Connection } from '@temporalio/client';
-import { PulseError } from '../runtime/errors.js';
-import { defaultStateDir } from '../runtime/state.js';
+import { PulseError } from '../../runtime/errors.js';
+import { defaultStateDir } from '../../runtime/state.js';
 import { ensureEmbeddedServer, runningEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { diagnoseTls } from './temporal-tls-probe.js';
 import { quietIpServernameWarning, readTlsEnv, type TlsSettings, type TlsVars } from './temporal-tls.js';

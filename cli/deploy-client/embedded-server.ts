@@ -9,8 +9,8 @@ import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PulseError } from '../runtime/errors.js';
-import { pidAlive, tryPidLock } from '../runtime/pid.js';
+import { PulseError } from '../../runtime/errors.js';
+import { pidAlive, tryPidLock } from '../../runtime/pid.js';
 import { stopBackgroundWorker } from './background-worker.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
@@ -29,11 +29,11 @@ const IP = '127.0.0.1';
 const SEARCH_ATTRIBUTES = ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome'];
 const START_TIMEOUT_MS = 60_000;
 
-/** `<repo>/.tools/bin/temporal` (dist/cli/ is two levels below the repo root), or $PULSE_TEMPORAL_BIN. */
+/** `<repo>/.tools/bin/temporal` (dist/cli/deploy-client/ is three levels below the repo root), or $PULSE_TEMPORAL_BIN. */
 export function temporalBinary(): string {
   const fromEnv = process.env['PULSE_TEMPORAL_BIN'];
   if (fromEnv) return fromEnv;
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', '.tools/bin/temporal');
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', '.tools/bin/temporal');
 }
 
 /** gRPC port of the embedded server: $PULSE_TEMPORAL_PORT, default 7233. */

@@ -5,7 +5,7 @@
  * "Failed to connect before the deadline".
  */
 import { readFileSync } from 'node:fs';
-import { PulseError } from '../runtime/errors.js';
+import { PulseError } from '../../runtime/errors.js';
 
 type Env = Record<string, string | undefined>;
 

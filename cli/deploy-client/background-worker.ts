@@ -11,9 +11,9 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PulseError } from '../runtime/errors.js';
-import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
-import { pidAlive } from '../runtime/pid.js';
+import { PulseError } from '../../runtime/errors.js';
+import { profilesDir, resolveNodesPath } from '../../runtime/paths.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 /**
  * The settings the worker's authority reads (worker/deps.ts: nodes.json and profiles; the state dir it writes; the
@@ -115,9 +115,9 @@ export async function liveBackgroundWorker(stateDir: string): Promise<Background
   return info && (await isBackgroundWorker(info.pid)) ? info : null;
 }
 
-/** `<repo>/bin/pulse-cli` (dist/cli/ is two levels below the repo root). */
+/** `<repo>/bin/pulse-cli` (dist/cli/deploy-client/ is three levels below the repo root). */
 function cliEntry(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..', 'bin/pulse-cli');
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'bin/pulse-cli');
 }
 
 export interface SpawnRequest {

@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { PulseError } from '../runtime/errors.js';
+import { PulseError } from '../../runtime/errors.js';
 import type { TlsSettings, TlsVars } from './temporal-tls.js';
 
 export interface TlsTarget {
