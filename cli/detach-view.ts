@@ -2,11 +2,9 @@
  * What a terminal that leaves a deploy says (Ctrl-C, `--detach`): who runs the deploy now, and how to follow,
  * cancel and roll it back. Beside the embedded server a background worker runs it (cli/deploy-client/background-worker.ts), so
  * closing the terminal stops nothing; beside a configured server whose only worker was this CLI, the deploy pauses
- * until a `pulse worker` runs, and the lines say so.
+ * until a `pulse worker` runs, and the lines say so. The facts come from the deploy client (cli/deploy-client/run.ts).
  */
-import { ensureBackgroundWorker, queuesServed, type DeployRef, type WorkerRole } from './deploy-client/index.js';
-import { liveBackgroundWorker } from './deploy-client/background-worker.js';
-import { stateDir, uiLink, type PulseTemporal } from './deploy-client/temporal.js';
+import type { DetachedWorker, FollowEnd } from './deploy-client/index.js';
 
 /** How to follow, cancel and roll back the deploy of `node`. */
 export function detachWayOut(node: string, rollbackHint: string | null, protectedNode: boolean): string[] {
@@ -19,17 +17,11 @@ export function detachWayOut(node: string, rollbackHint: string | null, protecte
   ];
 }
 
-/** The background worker that runs beside the embedded server (this command's, or one an earlier command started), or null. */
-export async function backgroundPid(t: PulseTemporal, role: WorkerRole): Promise<number | null> {
-  return role.background ?? (t.target.embedded ? ((await liveBackgroundWorker(stateDir()))?.pid ?? null) : null);
-}
-
 /** The lines of a Ctrl-C while following. */
-export async function detachLines(t: PulseTemporal, ref: DeployRef, node: string, role: WorkerRole, plan: { rollbackHint?: string | null; protectedNode?: boolean }): Promise<string[]> {
-  const background = await backgroundPid(t, role);
-  const lines = background !== null
-    ? [`detached: the deploy goes on in the background pulse worker (pid ${background}); closing this terminal does not stop it.`]
-    : role.ranWorker
+export function detachLines(end: FollowEnd, node: string, plan: { rollbackHint?: string | null; protectedNode?: boolean }): string[] {
+  const lines = end.background !== null
+    ? [`detached: the deploy goes on in the background pulse worker (pid ${end.background}); closing this terminal does not stop it.`]
+    : end.ranWorker
       ? [
           'detached. This pulse ran the deploy\'s only worker, which stops now: the deploy pauses, its state safe in Temporal.',
           'It goes on when `pulse worker` runs, or `pulse model watch`, which runs a worker while it follows.',
@@ -37,20 +29,14 @@ export async function detachLines(t: PulseTemporal, ref: DeployRef, node: string
         ]
       : ['detached: the deploy goes on.'];
   lines.push(...detachWayOut(node, plan.rollbackHint ?? null, plan.protectedNode === true));
-  const link = uiLink(t.target, ref.workflowId, ref.runId);
-  if (link) lines.push(`Temporal UI: ${link}`);
+  if (end.link) lines.push(`Temporal UI: ${end.link}`);
   return lines;
 }
 
-/**
- * For `--detach` when no worker polls: beside the embedded server, start the background worker and name it; beside
- * a configured server, say that the deploy waits for a worker. Returns the line and the background worker's pid.
- */
-export async function detachedWorker(t: PulseTemporal, nodes: string | undefined): Promise<{ line: string; pid: number | null }> {
+/** For `--detach` when no worker polls: the line that says who runs the deploy (or that it waits for a worker). */
+export function detachedWorkerLine(w: DetachedWorker): string {
   const waits = 'the deploy waits until `pulse worker` runs (or `pulse model watch`, which runs a worker while it follows)';
-  if (!t.target.embedded) return { line: `no pulse worker serves the pulse task queues: ${waits}`, pid: null };
-  const served = await queuesServed(t);
-  const bg = await ensureBackgroundWorker(t, { nodes, gateway: !served.gateway });
-  if ('failed' in bg) return { line: `no pulse worker serves the pulse task queues, and the background worker did not start (${bg.failed}): ${waits}`, pid: null };
-  return { line: `a background pulse worker (pid ${bg.pid}) runs it beside the embedded server; it exits after ${bg.idleS} s with no deploy (log: ${bg.logFile})`, pid: bg.pid };
+  if ('configured' in w) return `no pulse worker serves the pulse task queues: ${waits}`;
+  if ('failed' in w) return `no pulse worker serves the pulse task queues, and the background worker did not start (${w.failed}): ${waits}`;
+  return `a background pulse worker (pid ${w.pid}) runs it beside the embedded server; it exits after ${w.idleS} s with no deploy (log: ${w.logFile})`;
 }

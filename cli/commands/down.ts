@@ -1,9 +1,8 @@
-/** `pulse model down --node <node>`: start downWorkflow under the node's workflow ID and follow it live. */
+/** `pulse model down --node <node>`: build the plan, then the deploy client starts downWorkflow under the node's workflow ID and follows it live. */
 import type { DownOptions } from '../options.js';
 import type { DownPlan } from '../../runtime/model/index.js';
-import { connectTemporal } from '../deploy-client/temporal.js';
-import { stateDiskFull } from '../deploy-client/index.js';
-import { startAndShow } from '../deploy-view.js';
+import { runDeploy } from '../deploy-client/index.js';
+import { deployView } from '../deploy-view.js';
 
 async function buildPlan(opts: DownOptions): Promise<DownPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
@@ -17,12 +16,5 @@ async function buildPlan(opts: DownOptions): Promise<DownPlan> {
 
 export async function run(opts: DownOptions): Promise<number> {
   const plan = await buildPlan(opts);
-  const full = await stateDiskFull(`down on ${plan.node}`);
-  if (full) throw full;
-  const t = await connectTemporal(opts);
-  try {
-    return await startAndShow(t, plan, `down on ${plan.node}`, opts);
-  } finally {
-    await t.close();
-  }
+  return runDeploy(plan, opts, deployView(opts));
 }

@@ -9,8 +9,8 @@ import type { NodeConfig } from '../../runtime/config/nodes.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { RollbackRequest } from '../../runtime/model/index.js';
 import type { RollbackOptions } from '../options.js';
-import { stateDiskFull } from '../deploy-client/index.js';
-import { startAndShow } from '../deploy-view.js';
+import { runDeploy } from '../deploy-client/index.js';
+import { deployView } from '../deploy-view.js';
 
 /** --to as given (absolute), or a bare backup name in the node's first recipe dir. */
 function named(node: NodeConfig, to: string): string {
@@ -82,14 +82,5 @@ async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<
 export async function run(opts: RollbackOptions): Promise<number> {
   const { request } = await requestOf(opts); // config errors and refusals come before any Temporal connection
   if (opts.dryRun) return dryRun(opts, request);
-  const what = `rollback on ${request.node}`;
-  const full = await stateDiskFull(what);
-  if (full) throw full;
-  const { connectTemporal } = await import('../deploy-client/temporal.js');
-  const t = await connectTemporal(opts);
-  try {
-    return await startAndShow(t, request, what, opts);
-  } finally {
-    await t.close();
-  }
+  return runDeploy(request, opts, deployView(opts));
 }

@@ -1,13 +1,13 @@
 /**
  * `pulse model up <profile> --node <node>`: build the plan (the same one the dry-run prints), refuse what the spec
- * refuses, then start upWorkflow under the node's workflow ID (the per-node lock) and follow it live (cli/deploy-view.ts).
+ * refuses, then hand it to the deploy client, which starts upWorkflow under the node's workflow ID (the per-node
+ * lock) and follows it live into the view (cli/deploy-view.ts).
  */
 import type { UpOptions } from '../options.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { rollbackHintOf } from '../../runtime/rollout.js';
-import { stateDiskFull } from '../deploy-client/index.js';
-import { startAndShow } from '../deploy-view.js';
-import { connectTemporal } from '../deploy-client/temporal.js';
+import { runDeploy } from '../deploy-client/index.js';
+import { deployView } from '../deploy-view.js';
 
 export { rollbackHintOf } from '../../runtime/rollout.js';
 
@@ -33,12 +33,5 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
 
 export async function run(opts: UpOptions): Promise<number> {
   const plan = await buildPlan(opts); // config errors and refusals come before any Temporal connection
-  const full = await stateDiskFull(`up ${plan.profile} on ${plan.node}`);
-  if (full) throw full;
-  const t = await connectTemporal(opts);
-  try {
-    return await startAndShow(t, plan, `up ${plan.profile} on ${plan.node}`, opts);
-  } finally {
-    await t.close();
-  }
+  return runDeploy(plan, opts, deployView(opts));
 }

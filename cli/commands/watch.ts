@@ -1,7 +1,7 @@
 /** `pulse model watch --node <node>`: follow the deploy that holds the node (or show how the last one ended). */
 import { PulseError } from '../../runtime/errors.js';
-import { latestDeploy } from '../deploy-client/index.js';
-import { followAndShow } from '../deploy-view.js';
+import { followWith, latestDeploy } from '../deploy-client/index.js';
+import { deployView } from '../deploy-view.js';
 import type { NodeOnlyOptions } from '../options.js';
 import { connectTemporal } from '../deploy-client/temporal.js';
 import { knownNode } from '../known-node.js';
@@ -23,7 +23,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     // (--json: on stderr, so stdout is only the JSON.)
     if (!last.running) (opts.json ? process.stderr : process.stdout).write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followAndShow(t, last, { node: opts.node, json: opts.json, verbose: opts.verbose, quiet: opts.quiet, closed: !last.running, nodes: opts.nodes });
+    return await followWith(t, last, { verbose: opts.verbose, nodes: opts.nodes, closed: !last.running }, deployView(opts));
   } finally {
     await t.close();
   }

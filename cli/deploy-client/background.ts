@@ -1,5 +1,5 @@
 /**
- * The embedded default's background worker (cli/background-worker.ts) from the CLI's side: reuse the one recorded
+ * The embedded default's background worker (cli/deploy-client/background-worker.ts) from the CLI's side: reuse the one recorded
  * beside the server when it runs this build for this server, else start one, and wait until it polls; the CLI then
  * only follows. Under a lock in the server's folder, so two CLIs starting at once start one worker.
  */

@@ -224,7 +224,7 @@ async function takeLock(lockFile: string, stateDir: string): Promise<() => Promi
 
 /**
  * Stops the embedded server (tests, and a future `pulse server stop`), and first the background worker beside it
- * (cli/background-worker.ts), which would otherwise go only once it sees the server gone; true when a server ran.
+ * (cli/deploy-client/background-worker.ts), which would otherwise go only once it sees the server gone; true when a server ran.
  */
 export async function stopEmbeddedServer(stateDir: string): Promise<boolean> {
   await stopBackgroundWorker(stateDir);

@@ -1,5 +1,5 @@
 /**
- * When the background worker of the embedded default (cli/background-worker.ts) ends by itself: as soon as the
+ * When the background worker of the embedded default (cli/deploy-client/background-worker.ts) ends by itself: as soon as the
  * embedded server it serves is gone (its pid: `stopEmbeddedServer`, the demo's cleanup, a test's teardown, a crash),
  * and after PULSE_WORKER_IDLE_S seconds in a row with no deploy open, no step running and no watchdog schedule.
  */
