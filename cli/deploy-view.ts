@@ -39,21 +39,20 @@ async function jsonOf(o: FollowOutcome & { kind: 'closed' }, facts: FailureFacts
 
 /** The view of one deploy command's run; the printer exists from the header on. */
 export function deployView(req: ShowRequest): DeployView {
-  let printer: ProgressPrinter | null = null;
+  let made: ProgressPrinter | null = null;
   const out = req.json ? process.stderr : process.stdout;
   return {
     replaced(line) {
       if (!req.quiet) out.write(`${line}\n`);
     },
 
-    following(ref, link) {
-      printer = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null, { quiet: req.quiet === true });
-      printer.progress(`${ref.what}: workflow ${ref.workflowId} (run ${ref.runId})${link ? `\n  ${link}` : ''}`);
-      return printer;
+    printer() {
+      made = new ProgressPrinter(out, Date.now, req.verbose ? { node: req.node, out: process.stderr } : null, { quiet: req.quiet === true });
+      return made;
     },
 
     async closing(end: FollowEnd) {
-      const p = printer!;
+      const p = made!;
       const o = end.outcome;
       let facts: FailureFacts | null = null;
       if (o.kind === 'detached') for (const l of detachLines(end, req.node, o)) p.line(l);
@@ -85,7 +84,7 @@ export function deployView(req: ShowRequest): DeployView {
     },
 
     close() {
-      printer?.close();
+      made?.close();
     },
   };
 }

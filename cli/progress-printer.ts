@@ -88,6 +88,11 @@ export class ProgressPrinter {
     if (!this.quiet) this.write(text);
   }
 
+  /** The run's header (a line of progress): what runs, its workflow and run, and its UI page or the hint how to get one. */
+  header(what: string, workflowId: string, runId: string, link: string | null): void {
+    this.progress(`${what}: workflow ${workflowId} (run ${runId})${link ? `\n  ${link}` : ''}`);
+  }
+
   note(text: string): void {
     this.emit(`  ${paint(this.colour, 'warn', '!')} ${plainText(text)}`);
   }

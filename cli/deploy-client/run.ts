@@ -31,8 +31,8 @@ export interface DetachedStart {
 export interface DeployView {
   /** Before the start: the background worker was replaced to match this command's settings. */
   replaced(line: string): void;
-  /** The follow begins at the run's header (its UI page, or the hint how to get one); the printer the follow writes to. */
-  following(ref: DeployRef, link: string | null): ProgressPrinter;
+  /** The printer the follow writes to, from the run's header on (made when the follow begins). */
+  printer(): ProgressPrinter;
   /** The run closed or the user detached, while this process still holds the deploy's worker; returns the exit code. */
   closing(end: FollowEnd): Promise<number>;
   /** --detach: the start, who runs it and how to follow it; returns the exit code. */
@@ -84,7 +84,8 @@ export async function runDeploy(plan: DeployPlan, req: RunRequest, view: DeployV
 
 /** Follows a run on an open connection until it closes or Ctrl-C detaches; returns the exit code. */
 export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbose: boolean; nodes?: string | undefined; closed: boolean }, view: DeployView): Promise<number> {
-  const printer = view.following(ref, uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target));
+  const printer = view.printer();
+  printer.header(ref.what, ref.workflowId, ref.runId, uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target));
   const ac = new AbortController();
   let interrupts = 0;
   const onSigint = () => {

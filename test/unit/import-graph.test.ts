@@ -3,7 +3,8 @@
  * lint (eslint.config.js) cannot see: one-way dependencies, so no two modules import each other, directly or around
  * a longer circle; runtime/model imports nothing outside itself, runtime/failures.ts and runtime/format.ts nothing at all; runtime imports
  * no other room and no Temporal package (ssh2 only in runtime/node/ssh.ts, zod only in runtime/config/); activities
- * import no cli/worker/workflows, the worker no cli; no command imports another; no product code imports the tests.
+ * import no cli/worker/workflows, the worker no cli; no command imports another; the deploy client takes from the rest of
+ * cli/ only the printer's and the outcome's types; no product code imports the tests.
  * A broken rule fails with the files named.
  */
 import assert from 'node:assert/strict';
@@ -70,6 +71,12 @@ test('activities import no cli, worker or workflows; the worker no cli', () => {
 test('ssh2 only in runtime/node/ssh.ts, zod only in runtime/config/', () => {
   assert.deepEqual(offending(graph, PRODUCT, (to, from) => to === 'npm:ssh2' && from !== 'runtime/node/ssh.ts'), []);
   assert.deepEqual(offending(graph, PRODUCT, (to, from) => to === 'npm:zod' && !from.startsWith('runtime/config/')), []);
+});
+
+test('the deploy client reaches the rest of cli/ only for the printer it writes to and the outcome it returns', () => {
+  // Lint allows it only types from there; the graph (type imports included) names the two modules it may take them from.
+  const types = new Set(['cli/progress-printer.ts', 'cli/follow-outcome.ts']);
+  assert.deepEqual(offending(graph, /^cli\/deploy-client\//, (to) => to.startsWith('cli/') && !to.startsWith('cli/deploy-client/') && !types.has(to)), []);
 });
 
 test('no command imports another', () => {
