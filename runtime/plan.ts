@@ -4,13 +4,14 @@
  * and the overlay first.
  */
 import path from 'node:path';
-import type { DownPlan, FleetEntry, PlanRecipe, PlanTarget, UpPlan } from './model/index.js';
+import type { DownPlan, FleetEntry, NodeState, PlanRecipe, PlanTarget, UpPlan } from './model/index.js';
 import { nodeOf, type NodeConfig, type NodesConfig, type RecipeConfig } from './config/nodes.js';
 import type { Overlay } from './config/overlay.js';
 import type { Profile } from './config/profile.js';
 import { profileOf } from './config/profiles.js';
 import { isLoopback } from './config/safe.js';
 import { PulseError } from './errors.js';
+import { protectedBackup } from './last-good.js';
 import { utc } from './format.js';
 import { renderEnv } from './render.js';
 import { vllmInt } from './vllm-int.js';
@@ -200,4 +201,33 @@ export function checkRefusals(plan: UpPlan | DownPlan, profile: Profile | null, 
   if (plan.protected && !plan.confirmed && !flags.dryRun) {
     throw new PulseError('refused', `node ${plan.node} is protected; add --yes to ${plan.action === 'up' ? 'bring a profile up on' : 'stop the server on'} it`);
   }
+}
+
+/** The command that goes back to what the node ran before, from its saved state (the workflow may refine it). */
+export function rollbackHintOf(state: NodeState | null, node: string, isProtected: boolean): string | null {
+  const yes = isProtected ? ' --yes' : '';
+  if (!state) return null;
+  if (state.state === 'down') return `pulse model down --node ${node}${yes}`;
+  const profile = state.state === 'up' ? state.profile : state.previousProfile;
+  return profile ? `pulse model up ${profile} --node ${node}${yes}` : null;
+}
+
+/**
+ * A real up's plan, as `pulse model up` and a rollout's node both make it: the node's state keeps the backup last
+ * known good points to (never pruned, runtime/last-good.ts) and gives the rollback command; the refusals checked;
+ * --auto-rollback, or the node's autoRollback in nodes.json.
+ */
+export function upPlanFor(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, opts: Omit<UpPlanOptions, 'protectBackup' | 'rollbackHint'> & { autoRollback: boolean }, state: NodeState | null, now: Date): UpPlan {
+  const { autoRollback: asked, ...rest } = opts;
+  const draft = buildUpPlan(config, profiles, { protectBackup: protectedBackup(state), ...rest }, now);
+  checkRefusals(draft, profiles.get(opts.profile) ?? null, { experimental: opts.experimental === true, dryRun: false });
+  const autoRollback = asked || config.nodes[opts.node]?.autoRollback === true;
+  return { ...draft, rollbackHint: rollbackHintOf(state, opts.node, draft.protected), ...(autoRollback ? { autoRollback } : {}) };
+}
+
+/** A real down's plan, as `pulse model down` and a rollout's node both make it: the refusals checked. */
+export function downPlanFor(config: NodesConfig, opts: DownPlanOptions, now: Date): DownPlan {
+  const plan = buildDownPlan(config, opts, now);
+  checkRefusals(plan, null, { experimental: false, dryRun: false });
+  return plan;
 }

@@ -7,21 +7,12 @@ import type { NodesConfig } from './config/nodes.js';
 import type { Profile } from './config/profile.js';
 import { PulseError } from './errors.js';
 import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
-import { protectedBackup } from './last-good.js';
-import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf } from './plan.js';
+import { downPlanFor, fleetOf, upPlanFor } from './plan.js';
 import { scanNodeStates } from './state.js';
 import { readFileOrNull } from './state-files.js';
 import { NO_TUNNEL, readTunnelHealth } from './tunnel/health.js';
 import type { DownPlan, FleetEntry, GuardVerdict, NodeState, RolloutRequest, UpPlan } from './model/index.js';
 
-/** The command that goes back to what the node ran before, from its saved state (the workflow may refine it). */
-export function rollbackHintOf(state: NodeState | null, node: string, isProtected: boolean): string | null {
-  const yes = isProtected ? ' --yes' : '';
-  if (!state) return null;
-  if (state.state === 'down') return `pulse model down --node ${node}${yes}`;
-  const profile = state.state === 'up' ? state.profile : state.previousProfile;
-  return profile ? `pulse model up ${profile} --node ${node}${yes}` : null;
-}
 
 /** `--node a,b` as given, or `--all`: the unprotected nodes first (the canary), the protected ones last. */
 export function rolloutOrder(config: NodesConfig, nodes: string[] | 'all'): string[] {
@@ -76,19 +67,11 @@ export function checkRolloutRequest(config: NodesConfig, profiles: ReadonlyMap<s
 
 /** One node's plan, made as `pulse model up <profile> --node <node>` (or down) would make it now. */
 export function nodePlanOf(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, req: RolloutRequest, node: string, state: NodeState | null, now: Date): UpPlan | DownPlan {
-  if (req.action === 'down') {
-    const plan = buildDownPlan(config, { node, yes: req.confirmed }, now);
-    checkRefusals(plan, null, { experimental: false, dryRun: false });
-    return plan;
-  }
-  const profile = req.profile ?? '';
-  const draft = buildUpPlan(config, profiles, {
-    protectBackup: protectedBackup(state), profile, node, overlay: null, overlayWins: false, yes: req.confirmed,
-    experimental: req.experimental, restart: req.restart, timeoutS: req.timeoutS ?? undefined, minMemGib: req.minMemGib ?? undefined,
-  }, now);
-  checkRefusals(draft, profiles.get(profile) ?? null, { experimental: req.experimental, dryRun: false });
-  const autoRollback = req.autoRollback || config.nodes[node]?.autoRollback === true;
-  return { ...draft, rollbackHint: rollbackHintOf(state, node, draft.protected), ...(autoRollback ? { autoRollback } : {}) };
+  if (req.action === 'down') return downPlanFor(config, { node, yes: req.confirmed }, now);
+  return upPlanFor(config, profiles, {
+    profile: req.profile ?? '', node, overlay: null, overlayWins: false, yes: req.confirmed, experimental: req.experimental,
+    restart: req.restart, timeoutS: req.timeoutS ?? undefined, minMemGib: req.minMemGib ?? undefined, autoRollback: req.autoRollback,
+  }, state, now);
 }
 
 /** An endpoint that really serves: enabled, and not only kept enabled by the all-disabled fallback. */

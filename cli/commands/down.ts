@@ -7,11 +7,8 @@ import { deployView } from '../deploy-view.js';
 async function buildPlan(opts: DownOptions): Promise<DownPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
-  const { buildDownPlan, checkRefusals } = await import('../../runtime/plan.js');
-  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
-  const plan = buildDownPlan(config, { node: opts.node, yes: opts.yes }, new Date());
-  checkRefusals(plan, null, { experimental: false, dryRun: false });
-  return plan;
+  const { downPlanFor } = await import('../../runtime/plan.js');
+  return downPlanFor(loadNodesConfig(resolveNodesPath(opts.nodes)), { node: opts.node, yes: opts.yes }, new Date());
 }
 
 export async function run(opts: DownOptions): Promise<number> {

@@ -5,30 +5,25 @@
  */
 import type { UpOptions } from '../options.js';
 import type { UpPlan } from '../../runtime/model/index.js';
-import { rollbackHintOf } from '../../runtime/rollout.js';
 import { runDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
 
-export { rollbackHintOf } from '../../runtime/rollout.js';
+export { rollbackHintOf } from '../../runtime/plan.js';
 
+/** The plan from the command's inputs: nodes.json, the profiles, the overlay and the node's state (runtime/plan.ts upPlanFor). */
 async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
-  const { loadProfiles, profileOf } = await import('../../runtime/config/profiles.js');
+  const { loadProfiles } = await import('../../runtime/config/profiles.js');
   const { readOverlay } = await import('../../runtime/config/overlay.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
-  const { buildUpPlan, checkRefusals } = await import('../../runtime/plan.js');
+  const { upPlanFor } = await import('../../runtime/plan.js');
   const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();
   const overlay = opts.overlay ? readOverlay(opts.overlay) : null;
-  const { protectedBackup } = await import('../../runtime/last-good.js');
   const state = await readNodeState(defaultStateDir(), opts.node);
-  // The backup last known good points to is never pruned (runtime/last-good.ts).
-  const base = { protectBackup: protectedBackup(state), profile: opts.profile, node: opts.node, overlay, overlayWins: opts.overlayWins, yes: opts.yes, experimental: opts.experimental, restart: opts.restart, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib };
-  const draft = buildUpPlan(config, profiles, base, new Date());
-  checkRefusals(draft, profileOf(profiles, opts.profile), { experimental: opts.experimental, dryRun: false });
-  const autoRollback = opts.autoRollback || config.nodes[opts.node]?.autoRollback === true;
-  return { ...draft, rollbackHint: rollbackHintOf(state, opts.node, draft.protected), ...(autoRollback ? { autoRollback } : {}) };
+  const { profile, node, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback } = opts;
+  return upPlanFor(config, profiles, { profile, node, overlay, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback }, state, new Date());
 }
 
 export async function run(opts: UpOptions): Promise<number> {
