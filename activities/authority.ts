@@ -9,8 +9,9 @@
 import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
 import { fleetOf } from '../runtime/plan.js';
 import { UNMANAGED_PROFILE } from '../runtime/restore.js';
-import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpPlan } from '../runtime/model/index.js';
+import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpInputRef, UpPlan } from '../runtime/model/index.js';
 import { classified } from './errors.js';
+import type { WorkflowInputReader } from './workflow-input.js';
 
 /** Loads the worker's own nodes.json and profiles (worker/deps.ts reads the files; tests may hand in fixed ones). */
 export interface WorkerFilesSource {
@@ -20,15 +21,36 @@ export interface WorkerFilesSource {
 /** The checks of the activities, each throwing a classified failure (Refused, ConfigError) on a mismatch. */
 export interface Authority {
   up(input: unknown): UpPlan;
+  /**
+   * An up's plan as the plan check and the node steps get it: an UpInputRef (since HISTORY_PATCH) names the node and
+   * says the plan is the workflow's input, which is read from its history and checked like any plan; the node must
+   * be the plan's. Any other form (a whole plan, an UpStart, an UpPlanRef from older deploys) is checked as it came.
+   */
+  upOf(input: unknown): Promise<UpPlan>;
   down(input: unknown): DownPlan;
   stop(input: unknown): OwnStop;
   /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
   state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[] };
 }
 
-export function authority(source: WorkerFilesSource): Authority {
+/** Whether `input` is an UpInputRef: the plan is the workflow's input. */
+export function isInputRef(input: unknown): input is UpInputRef {
+  return typeof input === 'object' && input !== null && (input as { from?: unknown }).from === 'workflow input';
+}
+
+export function authority(source: WorkerFilesSource, readInput: WorkflowInputReader | null = null): Authority {
+  const up = (input: unknown): UpPlan => classified(() => ownUpPlan(source.load(), input));
   return {
-    up: (input) => classified(() => ownUpPlan(source.load(), input)),
+    up,
+    upOf: async (input) => {
+      if (!isInputRef(input)) return up(input);
+      if (!readInput) return classified(() => { throw refusePlan('this step reads its plan from the workflow input, which this check cannot read'); });
+      const plan = up(await readInput());
+      return classified(() => {
+        if (input.node !== plan.node) throw refusePlan(`the step names node ${JSON.stringify(input.node)}, the workflow input ${JSON.stringify(plan.node)}`);
+        return plan;
+      });
+    },
     down: (input) => classified(() => ownDownPlan(source.load(), input)),
     stop: (input) => classified(() => ownStop(source.load(), input)),
     state: (input) => classified(() => ownState(source.load(), input)),

@@ -20,6 +20,7 @@ import type {
   StartResult,
   StopResult,
   UpCheckInput,
+  UpInputRef,
   UpPlan,
   UpPlanRef,
   UpStart,
@@ -65,8 +66,11 @@ export interface LockUse {
   raw?: false;
 }
 
-/** What a node step of an up names: an UpPlanRef (since PLAN_REF_PATCH) or, from older deploys, the whole plan. */
-export type UpStepPlan = UpPlan | UpPlanRef;
+/**
+ * What a node step of an up names: an UpInputRef (since HISTORY_PATCH: the plan is the workflow's input), an
+ * UpPlanRef (since PLAN_REF_PATCH) or, from older deploys, the whole plan.
+ */
+export type UpStepPlan = UpPlan | UpPlanRef | UpInputRef;
 
 /**
  * The third argument of pollReadiness when the workflow knows how long readiness usually takes here (the 'starting'
@@ -97,12 +101,18 @@ export interface StateInput extends Omit<NodeState, 'workflowId' | 'runId' | 'at
   readinessS?: number;
 }
 
+/**
+ * A StateInput without the fields that are null (what an up sends since HISTORY_PATCH, for a smaller history):
+ * the state writer reads a field left out as null.
+ */
+export type SparseStateInput = Partial<StateInput> & Pick<StateInput, 'node' | 'state' | 'action'>;
+
 /** What checkPlan found: the plan is the worker's own (else it throws Refused). */
 export interface PlanCheck {
   node: string;
   /** The nodes.json the worker checked against (a path on the worker host): older workers only, nobody reads it. */
   nodesFile?: string;
-  /** sha256 of the worker's own plan (runtime/plan-check.ts planDigest): the UpPlanRef of every later step names it. */
+  /** sha256 of the worker's own plan (runtime/plan-check.ts planDigest): the UpPlanRef of every later step names it (absent for an UpInputRef). */
   planDigest?: string;
 }
 
@@ -127,7 +137,7 @@ export interface PulseActivities {
   /** A rollback's first step: read and check the backup on the node, and make the plan from it. */
   planRollback(request: RollbackRequest): Promise<RollbackPlan>;
   /** Before step 1: the worker rebuilds the plan from its own nodes.json and profiles; any difference is refused. */
-  checkPlan(plan: UpPlan | UpCheckInput | UpStart | DownPlan): Promise<PlanCheck>;
+  checkPlan(plan: UpPlan | UpCheckInput | UpStart | UpInputRef | DownPlan): Promise<PlanCheck>;
   /** Before anything else on the node: take its deploy lock (refused, naming the holder, while another's is live). */
   acquireNodeLock(input: LockInput): Promise<LockResult>;
   /** At the end (success, failure after compensation, cancel): let the lock go if this deploy still holds it. */
@@ -149,9 +159,9 @@ export interface PulseActivities {
   /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
   verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult>;
   /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */
-  publishState(input: StateInput): Promise<PublishResult>;
+  publishState(input: StateInput | SparseStateInput): Promise<PublishResult>;
   /** Compensation: the node state says failed and the gateway fragment disables its endpoint. */
-  markFailed(input: StateInput): Promise<PublishResult>;
+  markFailed(input: StateInput | SparseStateInput): Promise<PublishResult>;
   /** The watchdog's read-only check of a node (its node queue): what status sees, HTTP only where allowed. */
   watchdogProbe(request: WatchdogRequest): Promise<WatchdogCheck>;
   /** The watchdog's record in the node state (the state queue): verdict, streak, endpoint, whether to heal now. */

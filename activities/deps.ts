@@ -6,6 +6,7 @@ import type { NodeSession, NodeTarget } from '../runtime/node/types.js';
 import type * as Steps from '../runtime/steps/index.js';
 import type { FleetEntry, NodeState } from '../runtime/model/index.js';
 import type { WorkerFilesSource } from './authority.js';
+import type { WorkflowInputReader } from './workflow-input.js';
 
 /** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */
 export interface NodeAccess {
@@ -37,6 +38,11 @@ export interface ActivityDeps {
   stateDir: string;
   /** The worker's own nodes.json and profiles: the authority over what every activity runs (activities/authority.ts). */
   files: WorkerFilesSource;
+  /**
+   * Reads the input of the workflow the current activity runs for: the plan of the steps that get an UpInputRef
+   * (default: activities/workflow-input.ts workerInputReader, over the worker's client).
+   */
+  workflowInput?: WorkflowInputReader;
   /**
    * `now`: wall time (ms), only for timestamps people read (the node state's `at`). `monotonic`: a clock that never
    * jumps (performance.now in production), for every duration: a wait's budget is the sum of the elapsed monotonic

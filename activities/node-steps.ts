@@ -3,11 +3,12 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpPlan, UpStart, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
 import { planDigest, refusePlan } from '../runtime/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
-import { authority } from './authority.js';
+import { authority, isInputRef } from './authority.js';
+import { workerInputReader } from './workflow-input.js';
 import type { ActivityDeps } from './deps.js';
 import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
@@ -18,7 +19,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
   const every = deps.heartbeatEveryMs ?? 5000;
   const { steps } = deps;
   // Every input below is only a name: each activity runs the worker's own plan for it (activities/authority.ts).
-  const own = authority(deps.files);
+  const own = authority(deps.files, deps.workflowInput ?? workerInputReader);
   const log = (what: string, node: string): void => {
     const { attempt, workflowExecution } = Context.current().info;
     deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
@@ -37,20 +38,21 @@ export function nodeStepActivities(deps: ActivityDeps) {
 
   return {
     /** Before step 1: the plan must be the one the worker's own nodes.json and profiles make (else Refused, one line). */
-    async checkPlan(plan: UpPlan | UpCheckInput | UpStart | DownPlan): Promise<PlanCheck> {
-      const mine = (plan as { action?: unknown } | null)?.action === 'down' ? own.down(plan) : own.up(plan);
+    async checkPlan(plan: UpPlan | UpCheckInput | UpStart | UpInputRef | DownPlan): Promise<PlanCheck> {
+      const mine = (plan as { action?: unknown } | null)?.action === 'down' ? own.down(plan) : await own.upOf(plan);
       log('plan checked', mine.node);
-      return { node: mine.node, planDigest: planDigest(mine) };
+      // An UpInputRef's steps read the plan again from the workflow input (whose planDigest it is): nobody reads a digest here.
+      return isInputRef(plan) ? { node: mine.node } : { node: mine.node, planDigest: planDigest(mine) };
     },
     /** Step 1: read-only checks on the node (recipe, image, mounts, HF cache, other vLLM, connections). */
     async runPreflight(input: UpStepPlan, lock?: LockUse): Promise<PreflightSummary> {
-      const plan = own.up(input);
+      const plan = await own.upOf(input);
       log('preflight', plan.node);
       return run(plan.target, plan.recipe, lock, async (s, o) => preflightSummary(await steps.runPreflight(s, plan, o)));
     },
     /** Step 2: create the pulse-mkdir directories (mkdir -p: a retry is harmless). */
     async makeDirs(input: UpStepPlan, lock?: LockUse): Promise<MkdirResult> {
-      const plan = own.up(input);
+      const plan = await own.upOf(input);
       log('mkdir', plan.node);
       return run(plan.target, plan.recipe, lock, async (s, o) => {
         await steps.makeDirs(s, plan, o);
@@ -65,13 +67,13 @@ export function nodeStepActivities(deps: ActivityDeps) {
     },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
     async writeEnv(input: UpStepPlan, lock?: LockUse): Promise<WriteEnvResult> {
-      const plan = own.up(input);
+      const plan = await own.upOf(input);
       log('write .env', plan.node);
       return run(plan.target, plan.recipe, lock, (s, o) => steps.writeEnv(s, plan, o));
     },
     /** Step 6: setsid start.sh; the node's atomic marker for deployId makes a retry or crash-resume a no-op. */
     async startServer(input: StartInput, lock?: LockUse): Promise<StartResult> {
-      const plan = own.up(input.plan);
+      const plan = await own.upOf(input.plan);
       const deployId = classified(() => {
         if (typeof input.deployId !== 'string' || input.deployId === '') throw refusePlan('deployId is not a text');
         return input.deployId;
@@ -81,7 +83,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
     },
     /** Step 8: served model name, max_model_len, KV cache line, pulse-proof texts (read-only). */
     async verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult> {
-      const plan = own.up(input.plan);
+      const plan = await own.upOf(input.plan);
       const logPath = classified(() => startLog(plan, input.logPath));
       log('verify', plan.node);
       // Into history the proofs not found only (each is also a warning): the found ones are the plan's own texts again.

@@ -1,7 +1,7 @@
 /** The activities that write local state: node state file + gateway fragment (step 9, 'starting', compensation). */
 import { Context } from '@temporalio/activity';
 import type { NodeState } from '../runtime/model/index.js';
-import type { PublishResult, StateInput } from './contract.js';
+import type { PublishResult, SparseStateInput, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
 import { nextLastKnownGood } from '../runtime/last-good.js';
@@ -15,7 +15,7 @@ function watchdogAfter(old: NodeState | null, state: NodeState['state']): Pick<N
   return { watchdog: state === 'up' ? { ...w, disabled: null, gaveUp: null } : w };
 }
 
-async function publish(deps: ActivityDeps, input: StateInput, failed = false): Promise<PublishResult> {
+async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput, failed = false): Promise<PublishResult> {
   const { workflowExecution, attempt } = Context.current().info;
   // The node, the profile and the fleet of the gateway file are the worker's own (activities/authority.ts).
   const checked = authority(deps.files).state(failed ? { ...input, state: 'failed' } : input);
@@ -51,11 +51,11 @@ async function publish(deps: ActivityDeps, input: StateInput, failed = false): P
 export function publishActivities(deps: ActivityDeps) {
   return {
     /** Step 9 (and 'starting' before the start, 'down' after a down): node state + gateway fragment. */
-    async publishState(input: StateInput): Promise<PublishResult> {
+    async publishState(input: StateInput | SparseStateInput): Promise<PublishResult> {
       return publish(deps, input);
     },
     /** Compensation: node state 'failed' with the first error, and the fragment disables the node's endpoint. */
-    async markFailed(input: StateInput): Promise<PublishResult> {
+    async markFailed(input: StateInput | SparseStateInput): Promise<PublishResult> {
       return publish(deps, input, true);
     },
   };

@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import type { MemorySample, ReadinessProbe, ReadinessSeen } from '../runtime/model/index.js';
 import { authority } from './authority.js';
+import { workerInputReader } from './workflow-input.js';
 import type { LockUse, ReadinessHint, UpStepPlan } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
@@ -25,7 +26,7 @@ export function waitActivities(deps: ActivityDeps) {
   // Readiness follows the server's log and probes at once on its startup line: the periodic probe is the fallback.
   const fallback = deps.readinessProbeMs ?? 3 * interval;
   const { steps } = deps;
-  const own = authority(deps.files); // the worker's own plan for the names in the input
+  const own = authority(deps.files, deps.workflowInput ?? workerInputReader); // the worker's own plan for the names in the input
   const log = (what: string, node: string): void => {
     const { attempt, workflowExecution } = Context.current().info;
     deps.logger.info(`${what} on ${node}`, { attempt, workflowId: workflowExecution?.workflowId });
@@ -34,7 +35,7 @@ export function waitActivities(deps: ActivityDeps) {
   return {
     /** Step 4: sample MemAvailable (every 200 ms for the first second after the stop, then every second) until the gate, up to plan.memory.timeoutS (resumes after a crash). */
     async waitForMemory(input: UpStepPlan, lock?: LockUse): Promise<MemorySample> {
-      const plan = own.up(input);
+      const plan = await own.upOf(input);
       log('memory wait', plan.node);
       const session = deps.nodes.session(plan.target);
       const keeper = keeperFor(deps, session, plan.recipe.dir, lock);
@@ -60,7 +61,7 @@ export function waitActivities(deps: ActivityDeps) {
      * followed log says the server started (or the container ended), else every `fallback` ms.
      */
     async pollReadiness(input: UpStepPlan, lock?: LockUse, hint?: ReadinessHint): Promise<ReadinessProbe> {
-      const plan = own.up(input);
+      const plan = await own.upOf(input);
       log('readiness wait', plan.node);
       const session = deps.nodes.session(plan.target);
       const keeper = keeperFor(deps, session, plan.recipe.dir, lock);

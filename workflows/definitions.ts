@@ -64,3 +64,13 @@ export const PROGRESS_QUERY = 'progress';
  * nodes.json and profiles). Histories from before it replay without the check.
  */
 export const AUTHORITY_PATCH = 'pulse-worker-authority';
+
+/**
+ * patched() id of the small history (issues 11 and 17): the plan check and every node step of an up get only an
+ * UpInputRef (the worker reads the plan from the workflow input, activities/workflow-input.ts), the state writes
+ * leave out the fields that are null, and this one marker stands for every patch before it (AUTHORITY_PATCH,
+ * PLAN_REF_PATCH, NODE_LOCK_PATCH, RAW_VERBOSE_PATCH, OUTCOME_PATCH): an up that took it asks none of them, so its
+ * history has one patch marker and one TemporalChangeVersion upsert instead of five of each. An up started before
+ * it has no such marker, gets false here on replay, and asks the earlier patches as it did.
+ */
+export const HISTORY_PATCH = 'pulse-small-history';

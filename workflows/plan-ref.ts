@@ -4,9 +4,11 @@
  * as it came (a whole plan: without the .env's key map), and every node step after it only an UpPlanRef (the
  * names the worker rebuilds its own plan from, and the digest of that plan as the check returned it), so neither the
  * plan nor the .env is copied into every step's input. Behind PLAN_REF_PATCH: deploys started before it pass the
- * whole plan to each step, as they did (the activities take both). Workflow code: pure, imports types only.
+ * whole plan to each step, as they did (the activities take both). Since HISTORY_PATCH (definitions.ts) the check
+ * and the steps get only an UpInputRef: the worker reads the plan from the workflow's input in its history, so the
+ * plan is in history once and no step carries its names. Workflow code: pure, imports types only.
  */
-import type { UpCheckInput, UpPlan, UpPlanRef, UpStart } from '../runtime/model/index.js';
+import type { UpCheckInput, UpInputRef, UpPlan, UpPlanRef, UpStart } from '../runtime/model/index.js';
 
 /** patched() id of the narrow step inputs. */
 export const PLAN_REF_PATCH = 'pulse-plan-ref';
@@ -54,4 +56,9 @@ export function upPlanRef(plan: UpInput, planDigest: string): UpPlanRef {
     overlay: o ? { dir: o.dir, args: o.args, manifestText: o.manifestText } : null,
     planDigest,
   };
+}
+
+/** What the check and every node step of an up get since HISTORY_PATCH: the node; the plan is the workflow's input. */
+export function inputRef(plan: UpInput): UpInputRef {
+  return { node: plan.node, from: 'workflow input' };
 }

@@ -46,9 +46,12 @@ export function stopInput(plan: { node: string; recipe: StopInput['recipe']; con
  */
 export const RAW_VERBOSE_PATCH = 'pulse-raw-verbose';
 
-/** Whether the node steps of this deploy keep their raw records: --verbose, or a deploy from before RAW_VERBOSE_PATCH. */
-export function keepsRaw(opts: DeployOptions | undefined): boolean {
-  return opts?.verbose === true || !patched(RAW_VERBOSE_PATCH);
+/**
+ * Whether the node steps of this deploy keep their raw records: --verbose, or a deploy from before RAW_VERBOSE_PATCH
+ * (`small`: the deploy took HISTORY_PATCH, which stands for RAW_VERBOSE_PATCH).
+ */
+export function keepsRaw(opts: DeployOptions | undefined, small = false): boolean {
+  return opts?.verbose === true || !(small || patched(RAW_VERBOSE_PATCH));
 }
 
 /** The second argument of every node step of a deploy holding the node lock. */
@@ -59,6 +62,8 @@ export function lockUse(keepRaw: boolean): LockUse {
 export interface SagaState {
   /** Set just before the stop step is scheduled: from then on a failure compensates. */
   armed: boolean;
+  /** The deploy took HISTORY_PATCH (definitions.ts), which stands for the patches before it (OUTCOME_PATCH too). */
+  small?: boolean;
 }
 
 /**
@@ -96,7 +101,7 @@ export async function failDeploy(
   if (release) await CancellationScope.nonCancellable(() => releaseLock(t, result, release));
   // An up's automatic rollback: after the compensation and the lock, and like them never cut short by a cancel.
   if (afterwards) await CancellationScope.nonCancellable(afterwards);
-  markOutcome(result.rollback?.ok ? 'rolled-back' : cancelled ? 'cancelled' : 'failed');
+  markOutcome(result.rollback?.ok ? 'rolled-back' : cancelled ? 'cancelled' : 'failed', saga.small);
   result.steps = t.resultSteps();
   t.finish(`**failed**: ${result.error}`);
   return deployFailure(result, cancelled, err);
@@ -133,7 +138,10 @@ export function hasPulseAttributes(): boolean {
   return workflowInfo().typedSearchAttributes.get(SA_NODE) !== undefined;
 }
 
-/** Upserts PulseOutcome (the UI and `temporal workflow list --query` filter on it); histories from before it skip it. */
-export function markOutcome(outcome: Outcome): void {
-  if (hasPulseAttributes() && patched(OUTCOME_PATCH)) upsertSearchAttributes([{ key: SA_OUTCOME, value: outcome }]);
+/**
+ * Upserts PulseOutcome (the UI and `temporal workflow list --query` filter on it); histories from before it skip it
+ * (`small`: the deploy took HISTORY_PATCH, which stands for OUTCOME_PATCH).
+ */
+export function markOutcome(outcome: Outcome, small = false): void {
+  if (hasPulseAttributes() && (small || patched(OUTCOME_PATCH))) upsertSearchAttributes([{ key: SA_OUTCOME, value: outcome }]);
 }

@@ -3,7 +3,7 @@
  * catalog steps with the plan the worker made from the backup). Workflow code: deterministic, types only.
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import type { LockUse, StateInput, UpStepPlan } from '../activities/contract.js';
+import type { LockUse, SparseStateInput, StateInput, UpStepPlan } from '../activities/contract.js';
 import { FAILURES } from '../runtime/failures.js';
 import { UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { frameActivities, stepActivity } from './options.js';
@@ -91,10 +91,10 @@ async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   if (wrong !== null) throw ApplicationFailure.create({ type: FAILURES.verify.type, message: wrong, nonRetryable: true });
   // After a start, the readiness wait's length (workflow clock) goes to the node state for the next estimate.
   const waited = run.started ? t.msOf('readiness') : null;
-  const input = {
-    ...stateInput(run, 'up', null), logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName,
+  const input = stateInput(run, 'up', null, {
+    logPath, kvCacheLine: v.kvCacheLine, maxModelLen: v.maxModelLen, servedModelName: v.servedModelName,
     ...(waited !== null ? { readinessS: Math.round(waited / 1000) } : {}),
-  };
+  });
   const pub = await t.run(UP_STEPS.publish, () => acts.publish(input));
   result.warnings.push(...pub.warnings);
   result.ok = true;
@@ -105,9 +105,10 @@ export function previousProfile(run: UpRun): string | null {
   return run.pre?.currentIdentity?.profile ?? null;
 }
 
-export function stateInput(run: UpRun, state: StateInput['state'], error: string | null): StateInput {
+/** The state write's input; since HISTORY_PATCH (run.saga.small) without the fields that are null (SparseStateInput). */
+export function stateInput(run: UpRun, state: StateInput['state'], error: string | null, more: Partial<StateInput> = {}): StateInput | SparseStateInput {
   const { plan } = run;
-  return {
+  const input: StateInput = {
     node: plan.node,
     state,
     action: 'up',
@@ -122,7 +123,10 @@ export function stateInput(run: UpRun, state: StateInput['state'], error: string
     error,
     previousProfile: previousProfile(run),
     previousIdentity: run.pre?.currentIdentity ?? null,
+    ...more,
   };
+  if (!run.saga.small) return input;
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null)) as SparseStateInput;
 }
 
 export function newResult(plan: Pick<UpPlan, 'node' | 'profile' | 'clientNotes'>): DeployResult {

@@ -13,13 +13,13 @@
 import { patched } from '@temporalio/workflow';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { autoRollback } from './auto-rollback.js';
-import { AUTHORITY_PATCH } from './definitions.js';
-import { checkInputOf, PLAN_REF_PATCH, upPlanRef, type UpInput } from './plan-ref.js';
+import { AUTHORITY_PATCH, HISTORY_PATCH } from './definitions.js';
+import { checkInputOf, inputRef, PLAN_REF_PATCH, upPlanRef, type UpInput } from './plan-ref.js';
 import { rollbackCommand } from './result.js';
 import { failDeploy, keepsRaw, lockInput, lockUse, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
 import { StepTracker } from './tracker.js';
 import { newRun, previousProfile, runSteps, stateInput } from './up-steps.js';
-import type { DeployOptions, DeployResult } from '../runtime/model/index.js';
+import type { DeployOptions, DeployResult, UpInputRef } from '../runtime/model/index.js';
 
 /**
  * Brings plan.profile up on plan.node; returns the DeployResult, or fails with DeployFailed/DeployCancelled. `plan` is
@@ -27,12 +27,19 @@ import type { DeployOptions, DeployResult } from '../runtime/model/index.js';
  */
 export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<DeployResult> {
   const run = newRun(plan, new StepTracker(plan.node, 'up'));
+  // Asked once, first: it stands for every patch below (definitions.ts HISTORY_PATCH), which such an up never asks.
+  const small = patched(HISTORY_PATCH);
+  run.saga.small = small;
   let keepRaw = true;
   const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up', keepRaw));
   try {
     refuseUnconfirmed(plan.node, plan.protected, plan.confirmed, 'up');
     // The worker is the authority: it rebuilds the plan from its own nodes.json and profiles before anything runs.
-    if (patched(AUTHORITY_PATCH)) {
+    if (small) {
+      // The check and every node step name the node only: the worker reads the plan from this workflow's input.
+      run.step = inputRef(plan);
+      await run.t.run(FRAME_STEPS.check, () => run.acts.check(run.step as UpInputRef));
+    } else if (patched(AUTHORITY_PATCH)) {
       // Since PLAN_REF_PATCH the check gets the plan without the .env's key map and every later node step only the names and
       // the digest it returns (plan-ref.ts): the plan is in history once, as the workflow input.
       const narrow = patched(PLAN_REF_PATCH);
@@ -40,8 +47,8 @@ export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<D
       if (narrow && checked.planDigest) run.step = upPlanRef(plan, checked.planDigest);
     }
     // Then the node lock, before preflight (see NODE_LOCK_PATCH): a forged plan never even takes a lock.
-    if (patched(NODE_LOCK_PATCH)) {
-      keepRaw = keepsRaw(opts);
+    if (small || patched(NODE_LOCK_PATCH)) {
+      keepRaw = keepsRaw(opts, small);
       run.lock = [lockUse(keepRaw)];
       await takeLock(run.t, () => run.acts.lock(lockInput(plan, 'up', keepRaw)), () => (run.lock = []));
     }
@@ -56,7 +63,7 @@ export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<D
     throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)), run.lock.length > 0 ? release : undefined, undo);
   }
   if (run.lock.length > 0) await releaseLock(run.t, run.result, release);
-  markOutcome('succeeded');
+  markOutcome('succeeded', small);
   run.result.steps = run.t.resultSteps();
   run.t.finish(`**up** ${plan.profile} on ${plan.node} (${run.result.mode})`);
   return run.result;

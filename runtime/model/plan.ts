@@ -144,6 +144,16 @@ export interface UpPlanRef extends Pick<UpPlan, 'action' | 'version' | 'node' | 
 }
 
 /**
+ * What the plan check and every node step of an up get since HISTORY_PATCH (workflows/definitions.ts): the node, and
+ * that the plan is the workflow's own input (the UpStart, or a whole plan), which the worker reads from the
+ * workflow's history (activities/workflow-input.ts) and checks as any plan. The plan is then in history once.
+ */
+export interface UpInputRef {
+  node: string;
+  from: 'workflow input';
+}
+
+/**
  * The plan check's input for an up: the plan without the .env's key map (the assignments of env.text, which the
  * check compares with the worker's own render like every other field).
  */

@@ -4,8 +4,10 @@
  * The node tier and the simulator tests cover the real activities; here the subject is the client.
  */
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
-import type { PulseActivities, StateInput, UpStepPlan } from '../../activities/contract.js';
+import type { PulseActivities, SparseStateInput, StateInput, UpStepPlan } from '../../activities/contract.js';
 import type { PreflightReport, UpPlan, WaitProgress } from '../../runtime/model/index.js';
+import { isInputRef } from '../../activities/authority.js';
+import { workerInputReader as readInput } from '../../activities/workflow-input.js';
 
 export interface NodeScript {
   /** The identity runs already: up does steps 1, 7, 8, 9 only. */
@@ -19,8 +21,8 @@ export interface NodeScript {
 }
 
 export interface Recorded {
-  published: StateInput[];
-  failed: StateInput[];
+  published: (StateInput | SparseStateInput)[];
+  failed: (StateInput | SparseStateInput)[];
   starts: number;
 }
 
@@ -45,8 +47,11 @@ function rec(node: string): Recorded {
   return r;
 }
 
-/** The fake check returns no planDigest, so the workflow hands every step the whole plan (as before the UpPlanRef). */
-const whole = (p: UpStepPlan): UpPlan => p as UpPlan;
+/**
+ * The plan a step names: since HISTORY_PATCH an UpInputRef, whose plan the fake reads from the workflow input as the
+ * worker does (activities/workflow-input.ts); the check returns no planDigest, so an older path hands the whole plan.
+ */
+const whole = async (p: UpStepPlan): Promise<UpPlan> => (isInputRef(p) ? ((await readInput()) as UpPlan) : (p as UpPlan));
 
 const of = (node: string): NodeScript => scripts.get(node) ?? { sameIdentity: false, currentProfile: null, readiness: 'ready' };
 
@@ -61,7 +66,7 @@ function preflight(plan: UpPlan): PreflightReport {
 }
 
 async function readiness(input: UpStepPlan) {
-  const plan = whole(input);
+  const plan = await whole(input);
   const s = of(plan.node);
   const ctx = Context.current();
   if (s.dropFirst && ctx.info.attempt === 1) {
@@ -101,7 +106,7 @@ export const fakeActivities: PulseActivities = {
     return { lock: null };
   },
   async runPreflight(plan) {
-    return preflight(whole(plan));
+    return preflight(await whole(plan));
   },
   async makeDirs() {
     return {};
@@ -110,20 +115,20 @@ export const fakeActivities: PulseActivities = {
     return { wasRunning: true, containerGone: true };
   },
   async waitForMemory(plan) {
-    return { memAvailableGiB: 110, gateGiB: plan.memory.gateGiB, watermarkScaleFactor: 10 };
+    return { memAvailableGiB: 110, gateGiB: (await whole(plan)).memory.gateGiB, watermarkScaleFactor: 10 };
   },
   async writeEnv(input) {
-    const plan = whole(input);
+    const plan = await whole(input);
     return { written: true, backupPath: `/recipes/${plan.node}/.env.pulse-bak-${plan.stamp}`, carriedSecretLines: 0 };
   },
   async startServer(input) {
-    const plan = whole(input.plan);
+    const plan = await whole(input.plan);
     rec(plan.node).starts += 1;
     return { started: true, logPath: `/recipes/${plan.node}/logs/pulse-up-${plan.stamp}.log` };
   },
   pollReadiness: readiness,
   async verifyServer(input) {
-    const plan = whole(input.plan);
+    const plan = await whole(input.plan);
     return {
       ok: true, servedModelName: plan.expect.servedModelName, maxModelLen: plan.expect.maxModelLen,
       kvCacheLine: 'GPU KV cache size: 1000 tokens', proofs: plan.proofs.map((text, i) => ({ text, found: i > 0 })), problems: [],

@@ -13,6 +13,8 @@ import type { WaitCheckpoint } from '../../activities/wait.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { PulseErrorKind } from '../../runtime/errors.js';
 import type { StateInput } from '../../activities/contract.js';
+import { planDigest, upStart } from '../../runtime/plan-check.js';
+import type { UpPlan } from '../../runtime/model/index.js';
 import { fakeDeps, workerPlan } from '../workflows/fake-deps.js';
 
 const quiet = { logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } };
@@ -170,6 +172,46 @@ describe('node steps and state activities', () => {
     env.cancel();
     await p;
     assert.equal(seen?.aborted, true);
+  });
+
+  it('a step that names the workflow input (UpInputRef) runs the worker\'s plan for that input, checked as any plan', async () => {
+    const ran: UpPlan[] = [];
+    let input: unknown = upStart(workerPlan());
+    const { deps } = fakeDeps({ makeDirs: async (_s, plan) => void ran.push(plan) }, { workflowInput: async () => input });
+    const env = new MockActivityEnvironment(undefined, quiet);
+    const acts = createActivities(deps);
+    const ref = { node: 'spark2', from: 'workflow input' as const };
+    assert.deepEqual(await env.run(acts.checkPlan, ref), { node: 'spark2' });
+    assert.deepEqual(await env.run(acts.checkPlan, upStart(workerPlan())), { node: 'spark2', planDigest: planDigest(workerPlan()) });
+    await env.run(acts.makeDirs, ref);
+    // What ran is the worker's own plan (the .env rendered by the worker), not only what the input carried.
+    assert.equal(ran[0]?.env.text, workerPlan().env.text);
+    const refused = async (run: () => Promise<unknown>, why: RegExp): Promise<void> => {
+      const err = await run().catch((e: unknown) => e);
+      assert.ok(err instanceof ApplicationFailure, String(err));
+      assert.equal(err.type, 'Refused');
+      assert.equal(err.nonRetryable, true);
+      assert.match(err.message, why);
+    };
+    await refused(() => env.run(acts.makeDirs, { node: 'spark1', from: 'workflow input' as const }), /names node "spark1", the workflow input "spark2"/);
+    // A tampered input (a hand-made start) is refused naming the field, as the check names it for a plan passed in.
+    const tampered = upStart(workerPlan());
+    input = { ...tampered, recipe: { ...tampered.recipe, start: '/tmp/evil.sh' } };
+    await refused(() => env.run(acts.checkPlan, ref), /recipe\.start \(plan "\/tmp\/evil\.sh"/);
+    // Another workflow's input that is no plan at all (an attacker's workflow scheduling pulse's steps).
+    input = [{ activity: 'startServer' }];
+    await refused(() => env.run(acts.startServer, { plan: ref, deployId: 'x/y' }), /^plan refused by the worker: /);
+    assert.equal(ran.length, 1);
+  });
+
+  it('a state write without its null fields (SparseStateInput) stores them as null', async () => {
+    const { deps, mem } = fakeDeps({});
+    const env = new MockActivityEnvironment(undefined, quiet);
+    await env.run(createActivities(deps).publishState, { node: 'spark2', state: 'starting' as const, action: 'up' as const, profile: 'best', backupPath: '/srv/qwen38/.env.pulse-bak-x' });
+    const s = mem.states.get('spark2');
+    assert.equal(s?.state, 'starting');
+    assert.equal(s?.backupPath, '/srv/qwen38/.env.pulse-bak-x');
+    assert.deepEqual([s?.identity, s?.logPath, s?.kvCacheLine, s?.maxModelLen, s?.error, s?.previousProfile, s?.overlayManifest], [null, null, null, null, null, null, null]);
   });
 
   it('publishState stamps workflow and run IDs; markFailed stores failed without a secret value', async () => {

@@ -4,7 +4,8 @@
  *     protected node, env.path elsewhere, recipe.start = an attacker's script, an attacker's gateway URL) is refused
  *     and nothing runs or is written on the node;
  * (b) an attacker's own workflow, on its own worker and task queue, that schedules pulse's activities on
- *     pulse-deploy and pulse-gateway with crafted inputs is refused the same way;
+ *     pulse-deploy and pulse-gateway with crafted inputs (or with an UpInputRef, which reads the attacker's own
+ *     workflow input) is refused the same way;
  * (c) the normal case, nodes.json edited after the plan was made, reads as one clear line through the CLI.
  */
 import assert from 'node:assert/strict';
@@ -117,6 +118,9 @@ test("(b) an attacker's own workflow calling pulse's activities on pulse's queue
     { name: 'stop on the protected node without --yes', activity: 'stopServer', taskQueue: TASK_QUEUE, input: { node: 'guarded', target: guarded.target, recipe: guarded.recipe } },
     { name: 'preflight against another host', activity: 'runPreflight', taskQueue: TASK_QUEUE, input: { ...plan, target: { name: 'open', host: 'ssh', ssh: '198.51.100.66' } } },
     { name: 'verify reads another file', activity: 'verifyServer', taskQueue: TASK_QUEUE, input: { plan, logPath: '/etc/shadow' } },
+    // A step that names its workflow input reads the attacker's own workflow input, which is no plan of the worker's.
+    { name: 'start naming its workflow input', activity: 'startServer', taskQueue: TASK_QUEUE, input: { plan: { node: 'open', from: 'workflow input' }, deployId: 'x/y' } },
+    { name: 'check naming its workflow input', activity: 'checkPlan', taskQueue: TASK_QUEUE, input: { node: 'open', from: 'workflow input' } },
     { name: 'state for a node not in nodes.json', activity: 'publishState', taskQueue: GATEWAY_TASK_QUEUE, input: { ...state, node: 'intruder', fleet: [] } },
   ];
   const guard = untouched();

@@ -1,7 +1,14 @@
 /** Hand-made plans and a scripted fake of every activity, for the workflow tier (time-skipping server). */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { PulseActivities, StateInput, StartInput } from '../../activities/contract.js';
+import type { PulseActivities, StateInput, StartInput, UpStepPlan } from '../../activities/contract.js';
 import type { DownPlan, PreflightReport, UpPlan } from '../../runtime/model/index.js';
+import { isInputRef } from '../../activities/authority.js';
+import { workerInputReader as readInput } from '../../activities/workflow-input.js';
+
+/** The plan a fake step names: an UpInputRef's is the workflow input, read as the worker reads it (activities/workflow-input.ts). */
+export async function planOf(p: UpStepPlan): Promise<UpPlan> {
+  return isInputRef(p) ? ((await readInput()) as UpPlan) : (p as UpPlan);
+}
 
 export function upPlan(over: Partial<UpPlan> = {}): UpPlan {
   const recipe = { name: 'qwen38-flash', dir: '/srv/qwen38', start: 'start.sh', stop: 'stop.sh', container: 'vllm_qwen38' };

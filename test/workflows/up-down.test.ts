@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEPLOY_CANCELLED, DEPLOY_FAILED } from '../../runtime/failures.js';
 import type { DeployProgress } from '../../runtime/model/index.js';
 import type { UpStepPlan } from '../../activities/contract.js';
-import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, preflight, upPlan } from './fixtures.js';
+import { downPlan, fakeActivities, hangUntilCancelled, nonRetryable, planOf, preflight, upPlan } from './fixtures.js';
 import { runWorkflow, timeSkippingEnv } from './harness.js';
 
 /** The plan check, then the node lock: taken before anything on the node, released last (also after a compensation). */
@@ -50,7 +50,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.result.mode, 'same-identity');
     assert.deepEqual(same.calls, locked(['runPreflight', 'pollReadiness', 'verifyServer', 'publishState:up']));
     // --restart is preflight's decision (runtime/steps/preflight.ts decideSkip), as the real step answers it.
-    const restart = fakeActivities({ runPreflight: async (p: UpStepPlan) => preflight(p.restart ? { sameIdentityRunning: false, restartReason: '--restart given' } : { sameIdentityRunning: true }) });
+    const restart = fakeActivities({ runPreflight: async (p: UpStepPlan) => preflight((await planOf(p)).restart ? { sameIdentityRunning: false, restartReason: '--restart given' } : { sameIdentityRunning: true }) });
     await runWorkflow(env, restart.acts, upPlan({ restart: true }));
     assert.deepEqual(restart.calls, FULL);
   });
