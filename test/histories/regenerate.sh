@@ -7,7 +7,9 @@
 # code, then commit the new JSON files next to the
 # old ones you still need to replay (histories of deploys that may still be running must keep replaying): the *-ref.json
 # files are the narrow step inputs' shape (patched pulse-plan-ref, pulse-raw-verbose), the *-start.json files the CLI's
-# UpStart workflow input (issue 11: no .env text, planDigest; name-only stop and lock inputs), recorded this way and renamed.
+# UpStart workflow input (issue 11: no .env text, planDigest; name-only stop and lock inputs), the *-small.json files the
+# steps that read the plan from the workflow input (UpInputRef) under the one pulse-small-history marker, recorded this
+# way and renamed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 npx tsc || echo "regenerate: tsc reported type errors; JS was emitted, continuing" >&2
