@@ -3,7 +3,7 @@
  * scripted activities (fake-activities.ts) in a worker of this test process: step lines, wait progress, the final
  * result, the busy-node refusal, Ctrl-C detach + watch, cancel + compensation, a never-ready node, history.
  */
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createPulseWorker, type PulseWorker } from '../../worker/main.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/deploy-client/temporal.js';
-import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
+import { backgroundWorkerPid, freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
@@ -44,6 +44,13 @@ before(async () => {
   // The production worker factory with scripted activities: it polls the deploy and the gateway queue as in production.
   worker = await createPulseWorker({ connection: conn, activities: fakeActivities, stateDir: env['PULSE_STATE_DIR']!, logger: { info() {}, warn() {} } });
   running = worker.run();
+});
+
+// This process's worker (scripted activities) polls both pulse queues all along, so no CLI may take them for unserved
+// and start the background worker (real activities, real ssh) beside it: in a CI run one did, when the server's
+// poller list missed this worker (4 task queue partitions then), and three cases failed far from the cause.
+afterEach(() => {
+  assert.equal(backgroundWorkerPid(path.join(dir, 'state')), null, 'a CLI started a background worker although this process\'s worker polls');
 });
 
 after(async () => {
