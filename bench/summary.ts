@@ -1,5 +1,5 @@
 /**
- * One markdown table of the latest figures in bench/results/*.json (for bench/README.md and docs/PERFORMANCE.md).
+ * One markdown table of the latest figures in bench/results/*.json (for bench/README.md "Latest figures", its one home).
  *
  * Run: node dist/bench/summary.js (or `speed`: the issue 17 table, bench/speed.sh)
  */
