@@ -100,9 +100,9 @@ export async function runningEmbeddedServer(stateDir: string): Promise<EmbeddedS
  * (worker/versioning.ts pins each deploy to the build that started it): the defaults of servers 1.29 and 1.32,
  * stated so that turning them off is a visible edit, not a server default that changed.
  * One partition per task queue (the server's default is 4): DescribeTaskQueue lists only the pollers that reached
- * the root partition, so with 4 a live worker whose polls sat on the other partitions was missing from the list, the
- * CLI's presence check (cli/deploy-client/presence.ts) took the queue for unserved and started a second worker
- * beside it; pulse's queues carry a few tasks a second at most, far below what a partition serves.
+ * the root partition, so with 4 a live worker whose polls sat on the other partitions can be missing from the list;
+ * the CLI's presence check (cli/deploy-client/presence.ts) then takes the queue for unserved and starts a second
+ * worker beside it (a CI run did). pulse's queues carry a few tasks a second at most, far below what one serves.
  */
 export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> = {
   'frontend.enableServerVersionCheck': false,
