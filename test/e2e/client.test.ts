@@ -49,8 +49,11 @@ before(async () => {
 // This process's worker (scripted activities) polls both pulse queues all along, so no CLI may take them for unserved
 // and start the background worker (real activities, real ssh) beside it: in a CI run one did, when the server's
 // poller list missed this worker (4 task queue partitions then), and three cases failed far from the cause.
-afterEach(() => {
-  assert.equal(backgroundWorkerPid(path.join(dir, 'state')), null, 'a CLI started a background worker although this process\'s worker polls');
+afterEach(async () => {
+  const pid = backgroundWorkerPid(path.join(dir, 'state'));
+  if (pid === null) return;
+  const log = await readFile(path.join(dir, 'state', 'logs', 'worker.log'), 'utf8').catch(() => '(no worker log)');
+  assert.fail(`a CLI started a background worker (pid ${pid}) although this process's worker polls; its log begins:\n${log.slice(0, 3000)}`);
 });
 
 after(async () => {
