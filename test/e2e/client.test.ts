@@ -11,6 +11,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createPulseWorker, type PulseWorker } from '../../worker/main.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/deploy-client/temporal.js';
+import { workerLogPath } from '../../cli/deploy-client/worker-log.js';
 import { backgroundWorkerPid, freePortPair, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -50,9 +51,10 @@ before(async () => {
 // and start the background worker (real activities, real ssh) beside it: in a CI run one did, when the server's
 // poller list missed this worker (4 task queue partitions then), and three cases failed far from the cause.
 afterEach(async () => {
-  const pid = backgroundWorkerPid(path.join(dir, 'state'));
+  const state = env['PULSE_STATE_DIR']!;
+  const pid = backgroundWorkerPid(state);
   if (pid === null) return;
-  const log = await readFile(path.join(dir, 'state', 'logs', 'worker.log'), 'utf8').catch(() => '(no worker log)');
+  const log = await readFile(workerLogPath(state), 'utf8').catch(() => '(no worker log)');
   assert.fail(`a CLI started a background worker (pid ${pid}) although this process's worker polls; its log begins:\n${log.slice(0, 3000)}`);
 });
 
