@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerDeploymentOptions } from '@temporalio/worker';
 import type { NativeConnection } from '@temporalio/worker';
-import { buildPolls, type PollerLike } from '../runtime/pollers.js';
+import { buildPolls, queuePollers } from '../runtime/pollers.js';
 
 export const DEPLOYMENT_NAME = 'pulse';
 
@@ -129,8 +129,7 @@ function currentBuildOf(info: DeploymentLike | null | undefined): string | undef
 
 async function currentPolls(o: PromoteOptions, current: string | undefined): Promise<boolean> {
   if (!current || current === o.version.buildId) return true;
-  const res = await o.service.describeTaskQueue({ namespace: o.namespace, taskQueue: { name: o.taskQueue, kind: 1 }, taskQueueType: 1 }); // NORMAL, WORKFLOW
-  return buildPolls((res.pollers ?? []) as PollerLike[], current);
+  return buildPolls(await queuePollers(o.service, o.namespace, o.taskQueue, 'workflow'), current);
 }
 
 /**

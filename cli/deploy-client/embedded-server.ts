@@ -99,10 +99,9 @@ export async function runningEmbeddedServer(stateDir: string): Promise<EmbeddedS
  * pulse.yaml holds the same for the production server). No outbound version check; and Worker Versioning on
  * (worker/versioning.ts pins each deploy to the build that started it): the defaults of servers 1.29 and 1.32,
  * stated so that turning them off is a visible edit, not a server default that changed.
- * One partition per task queue (the server's default is 4): DescribeTaskQueue lists only the pollers that reached
- * the root partition, so with 4 a live worker whose polls sat on the other partitions can be missing from the list;
- * the CLI's presence check (cli/deploy-client/presence.ts) then takes the queue for unserved and starts a second
- * worker beside it (a CI run did). pulse's queues carry a few tasks a second at most, far below what one serves.
+ * One partition per task queue (the server's default is 4): pulse's queues carry a few tasks a second at most, and the
+ * worker presence check asks every partition in turn (runtime/pollers.ts: the root's list alone can miss a live
+ * worker, and a CI run once started a second one that way), so one partition is one call per queue.
  */
 export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> = {
   'frontend.enableServerVersionCheck': false,
@@ -112,9 +111,9 @@ export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> =
   'matching.numTaskqueueWritePartitions': 1,
 };
 
-/** SERVER_DYNAMIC_CONFIG as start-dev flags. */
-export function dynamicConfigArgs(): string[] {
-  return Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${String(v)}`]);
+/** SERVER_DYNAMIC_CONFIG (with `over` laid on it: tests of other server settings) as start-dev flags. */
+export function dynamicConfigArgs(over: Readonly<Record<string, boolean | number>> = {}): string[] {
+  return Object.entries({ ...SERVER_DYNAMIC_CONFIG, ...over }).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${String(v)}`]);
 }
 
 /** Start-dev arguments; exported so tests and the README can show exactly what runs. */

@@ -3,7 +3,7 @@
  * build that started it, so after an upgrade that stopped the old release too early it waits — visibly, here —
  * until a worker of that build polls again. Workers of other builds never take it.
  */
-import { buildPolls, type PollerLike } from '../../runtime/pollers.js';
+import { buildPolls, queuePollers } from '../../runtime/pollers.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from './temporal.js';
 import type { DeployRef } from './deploys.js';
@@ -18,8 +18,7 @@ export async function unservedPinnedBuild(t: Pick<PulseTemporal, 'client'> & { t
   const v = d.raw.workflowExecutionInfo?.versioningInfo;
   const buildId = v?.deploymentVersion?.buildId;
   if (Number(v?.behavior) !== PINNED || !buildId) return null;
-  const q = await t.client.workflowService.describeTaskQueue({ namespace: t.target.namespace, taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType: 1 });
-  return buildPolls((q.pollers ?? []) as PollerLike[], buildId) ? null : buildId;
+  return buildPolls(await queuePollers(t.client.workflowService, t.target.namespace, TASK_QUEUE, 'workflow'), buildId) ? null : buildId;
 }
 
 export function pinnedBuildNote(buildId: string): string {

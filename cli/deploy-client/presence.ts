@@ -2,24 +2,19 @@
  * Worker presence: whether a live worker polls the pulse task queues, and how many deploys are open. The server
  * keeps a dead poller listed for minutes, so liveness is judged here (pid on this host, last poll elsewhere).
  */
-import { buildPolls, pollerAlive, type PollerLike } from '../../runtime/pollers.js';
+import { buildPolls, pollerAlive, queuePollers, type QueueType } from '../../runtime/pollers.js';
 import { GATEWAY_TASK_QUEUE, SA_NODE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { PulseTemporal } from './temporal.js';
 
 export { pollerAlive };
 
-async function livePoller(t: PulseTemporal, name: string, type: 1 | 2): Promise<boolean> {
-  const res = await t.client.workflowService.describeTaskQueue({
-    namespace: t.target.namespace,
-    taskQueue: { name, kind: 1 }, // TASK_QUEUE_KIND_NORMAL
-    taskQueueType: type, // 1 WORKFLOW, 2 ACTIVITY
-  });
-  return (res.pollers ?? []).some((p) => pollerAlive(p as PollerLike));
+async function livePoller(t: PulseTemporal, name: string, type: QueueType): Promise<boolean> {
+  return (await queuePollers(t.client.workflowService, t.target.namespace, name, type)).some((p) => pollerAlive(p));
 }
 
 /** Which pulse queues a live worker polls: the deploy queue (workflows) and the gateway queue (state activities). */
 export async function queuesServed(t: PulseTemporal): Promise<{ deploy: boolean; gateway: boolean }> {
-  const [deploy, gateway] = await Promise.all([livePoller(t, TASK_QUEUE, 1), livePoller(t, GATEWAY_TASK_QUEUE, 2)]);
+  const [deploy, gateway] = await Promise.all([livePoller(t, TASK_QUEUE, 'workflow'), livePoller(t, GATEWAY_TASK_QUEUE, 'activity')]);
   return { deploy, gateway };
 }
 
@@ -71,8 +66,7 @@ export interface RunningLike {
  * of the build it is pinned to (worker/versioning.ts). `status` names such a deploy.
  */
 export async function unservedDeploy(t: Pick<PulseTemporal, 'client'> & { target: { namespace: string } }, d: RunningLike): Promise<string | null> {
-  const q = await t.client.workflowService.describeTaskQueue({ namespace: t.target.namespace, taskQueue: { name: d.taskQueue, kind: 1 }, taskQueueType: 1 });
-  const pollers = (q.pollers ?? []) as PollerLike[];
+  const pollers = await queuePollers(t.client.workflowService, t.target.namespace, d.taskQueue, 'workflow');
   if (!pollers.some((p) => pollerAlive(p))) return `no worker polls its task queue ${d.taskQueue}`;
   const v = d.raw.workflowExecutionInfo?.versioningInfo;
   const build = v?.deploymentVersion?.buildId;

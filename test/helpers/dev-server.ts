@@ -42,6 +42,8 @@ export interface DevServerOptions {
   searchAttributes?: Record<string, string>;
   /** How long to wait for the frontend to answer (default 60 s: a loaded 2-core machine is slow). */
   readyTimeoutMs?: number;
+  /** Dynamic config laid over pulse's own (SERVER_DYNAMIC_CONFIG): a server set up as an operator's may be. */
+  dynamicConfig?: Record<string, boolean | number>;
 }
 
 /** A free TCP port on 127.0.0.1 (asked from the kernel, then released). */
@@ -70,7 +72,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const uiPort = opts.ui ? await freePort() : null;
   const attrs = { PulseNode: 'Keyword', PulseProfile: 'Keyword', PulseAction: 'Keyword', PulseOutcome: 'Keyword', ...opts.searchAttributes };
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'error',
-    ...dynamicConfigArgs(),
+    ...dynamicConfigArgs(opts.dynamicConfig),
     ...Object.entries(attrs).flatMap(([k, v]) => ['--search-attribute', `${k}=${v}`]),
     ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless'])];
   const child = spawn(TEMPORAL_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -14,6 +14,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
 import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
 import { upStart } from '../../runtime/plan-check.js';
+import { queuePollers } from '../../runtime/pollers.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { CLI, removeDir, tempDir } from './cli.js';
@@ -118,8 +119,7 @@ export class Stack {
     const me = `${w.pid}@${os.hostname()}`;
     for (;;) {
       if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`pulse worker exited early:\n${w.log()}`);
-      const res = await this.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: TASK_QUEUE, kind: 1 }, taskQueueType: 1 });
-      if ((res.pollers ?? []).some((p) => p.identity === me)) return;
+      if ((await queuePollers(this.client.workflowService, 'default', TASK_QUEUE, 'workflow')).some((p) => p.identity === me)) return;
       if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled:\n${w.log()}`);
       await new Promise((r) => setTimeout(r, 100));
     }

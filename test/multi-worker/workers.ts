@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
+import { queuePollers, type QueueType } from '../../runtime/pollers.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import { CLI } from '../helpers/cli.js';
 
@@ -73,13 +74,12 @@ export function spawnWorker(args: string[], env: Record<string, string>): Worker
 export async function waitForPolls(client: Client, w: WorkerProc, queues: string[], timeoutMs = 60_000): Promise<void> {
   const me = `${w.pid}@${os.hostname()}`;
   const deadline = Date.now() + timeoutMs;
-  const wanted = queues.flatMap((name) => (name === TASK_QUEUE ? [[name, 1], [name, 2]] : [[name, 2]]) as [string, 1 | 2][]);
+  const wanted = queues.flatMap((name) => (name === TASK_QUEUE ? [[name, 'workflow'], [name, 'activity']] : [[name, 'activity']]) as [string, QueueType][]);
   for (const [name, type] of wanted) {
     for (;;) {
       if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`pulse worker exited early:\n${w.stdout()}${w.stderr()}`);
-      const res = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name, kind: 1 }, taskQueueType: type });
-      if ((res.pollers ?? []).some((p) => p.identity === me)) break;
-      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled ${name} (${type === 1 ? 'workflows' : 'activities'}):\n${w.stdout()}${w.stderr()}`);
+      if ((await queuePollers(client.workflowService, 'default', name, type)).some((p) => p.identity === me)) break;
+      if (Date.now() > deadline) throw new Error(`pulse worker ${me} never polled ${name} (${type === 'workflow' ? 'workflows' : 'activities'}):\n${w.stdout()}${w.stderr()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
