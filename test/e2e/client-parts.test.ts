@@ -123,7 +123,7 @@ test('the embedded server runs start-dev on loopback with SQLite, the UI on port
   const args = startDevArgs('/s/temporal/dev.db', 7233).join(' ');
   assert.match(args, /^server start-dev --db-filename \/s\/temporal\/dev\.db --ip 127\.0\.0\.1 --port 7233 --ui-port 8233 /);
   assert.match(args, /--dynamic-config-value frontend\.enableServerVersionCheck=false/);
-  // One partition per task queue: DescribeTaskQueue then lists every live poller (the CLI's worker presence check).
+  // One partition per task queue: the worker presence check is then one DescribeTaskQueue per queue (runtime/pollers.ts).
   assert.match(args, /--dynamic-config-value matching\.numTaskqueueReadPartitions=1 --dynamic-config-value matching\.numTaskqueueWritePartitions=1/);
   for (const sa of ['PulseNode', 'PulseProfile', 'PulseAction', 'PulseOutcome']) assert.ok(args.includes(`--search-attribute ${sa}=Keyword`), sa);
 });

@@ -49,7 +49,8 @@ before(async () => {
 
 // This process's worker (scripted activities) polls both pulse queues all along, so no CLI may take them for unserved
 // and start the background worker (real activities, real ssh) beside it: in a CI run one did, when the server's
-// poller list missed this worker (4 task queue partitions then), and three cases failed far from the cause.
+// poller list missed this worker (4 task queue partitions, and only the root's list read, then: runtime/pollers.ts now
+// asks every partition), and three cases failed far from the cause.
 afterEach(async () => {
   const state = env['PULSE_STATE_DIR']!;
   const pid = backgroundWorkerPid(state);
