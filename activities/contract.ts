@@ -12,7 +12,7 @@ import type {
   MkdirResult,
   NodeState,
   PlanRecipe,
-  PlanTarget,
+  NodeTarget,
   PreflightSummary,
   ReadinessEstimate,
   ReadinessProbe,
@@ -39,7 +39,7 @@ export type StepRecipe = Pick<PlanRecipe, 'name'> & Partial<PlanRecipe>;
 
 export interface StopInput {
   node: string;
-  target?: PlanTarget;
+  target?: NodeTarget;
   recipe: StepRecipe;
   /** The user's --yes: a protected node's stop needs it (absent in older histories: refused there). */
   confirmed?: boolean;
@@ -48,7 +48,7 @@ export interface StopInput {
 /** Which node lock a deploy takes (the recipe dir names it) and for what. */
 export interface LockInput {
   node: string;
-  target?: PlanTarget;
+  target?: NodeTarget;
   recipe: StepRecipe;
   action: 'up' | 'down';
   /** false: return no raw records (the deploy was started without --verbose; see DeployOptions). */

@@ -46,7 +46,7 @@ export interface ActivityDeps {
   /**
    * `now`: wall time (ms), only for timestamps people read (the node state's `at`). `monotonic`: a clock that never
    * jumps (performance.now in production), for every duration: a wait's budget is the sum of the elapsed monotonic
-   * time of its attempts (activities/wait.ts), so neither a wall-clock step nor another worker's skewed clock moves it.
+   * time of its attempts (activities/wait-loop.ts), so neither a wall-clock step nor another worker's skewed clock moves it.
    */
   clock: { now(): number; monotonic(): number };
   logger: ActivityLogger;
@@ -63,7 +63,7 @@ export interface ActivityDeps {
   lockLeaseS?: number;
   /** The controller host a lock names (default os.hostname()). */
   controllerHost?: string;
-  /** Aborted when the worker begins a graceful shutdown: the waits hand themselves back at once (activities/wait.ts). */
+  /** Aborted when the worker begins a graceful shutdown: the waits hand themselves back at once (activities/wait-loop.ts). */
   stopping?: AbortSignal;
   /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
   heartbeatEveryMs?: number;

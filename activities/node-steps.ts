@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanRecipe, PlanTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
+  DownPlan, MkdirResult, PlanRecipe, NodeTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
 import { planDigest, refusePlan } from '../runtime/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
@@ -29,7 +29,7 @@ export function nodeStepActivities(deps: ActivityDeps) {
    * under the node lock of `recipe` when the workflow says the deploy holds it (the lock's own runs are not recorded).
    */
   const run = async <T extends object>(
-    target: PlanTarget, recipe: PlanRecipe, lock: LockUse | undefined, fn: (s: NodeSession, o: StepOptions) => Promise<T>,
+    target: NodeTarget, recipe: PlanRecipe, lock: LockUse | undefined, fn: (s: NodeSession, o: StepOptions) => Promise<T>,
   ): Promise<T & StepRaw> => {
     const session = deps.nodes.session(target);
     const rec = new RawRecorder(session);

@@ -9,7 +9,7 @@ import { nodeOf } from '../runtime/config/nodes.js';
 import { fleetOf } from '../runtime/plan.js';
 import { refusePlan } from '../runtime/plan-check.js';
 import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/rollout.js';
-import { targetOf } from '../runtime/status/collect.js';
+import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
 import type { ActivityDeps } from './deps.js';

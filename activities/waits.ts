@@ -1,5 +1,5 @@
 /**
- * The two wait activities (memory gate, readiness): one long heartbeating poll each, see wait.ts for why. Each
+ * The two wait activities (memory gate, readiness): one long heartbeating poll each, see wait-loop.ts for why. Each
  * probe records its own raw lines, so the result carries the last probe's records only (a wait can probe for
  * half an hour: all of them would be noise, and too much for history).
  */
@@ -12,7 +12,7 @@ import type { ActivityDeps } from './deps.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { LogWatch } from './log-watch.js';
-import { pollUntil, QUICK_PROBES } from './wait.js';
+import { pollUntil, QUICK_PROBES } from './wait-loop.js';
 import { estimateOf } from '../runtime/readiness-eta.js';
 
 /** A readiness memo from a checkpoint (untrusted JSON from the heartbeat), or null. */

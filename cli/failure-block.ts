@@ -33,9 +33,9 @@ const gib = (n: number | null | undefined): string => (n === null || n === undef
 export async function failureFacts(node: string, nodesFile: string | undefined): Promise<FailureFacts> {
   const facts: FailureFacts = { node, status: null, startLog: null, lines: [], logSource: null, problem: null };
   try {
-    const { loadNodesConfig, nodeOf } = await import('../runtime/config/nodes.js');
+    const { loadNodesConfig, nodeOf, targetOf } = await import('../runtime/config/nodes.js');
     const { resolveNodesPath } = await import('../runtime/paths.js');
-    const { statusOfNode, targetOf } = await import('../runtime/status/collect.js');
+    const { statusOfNode } = await import('../runtime/status/collect.js');
     const { readLogs } = await import('../runtime/status/logs.js');
     const { NodePool } = await import('../runtime/node/connect.js');
     const { defaultStateDir, readNodeState } = await import('../runtime/state.js');

@@ -35,7 +35,8 @@ export interface EndpointChange extends GatewayEndpoint {
   changed: boolean;
 }
 
-export interface PublishResult {
+/** What publishFragment did: the fragment, whether the file changed, its warnings and every endpoint's change. */
+export interface FragmentResult {
   fragment: GatewayFragment;
   /** The file was (re)written: its content differs from what was on disk. */
   changed: boolean;
@@ -115,7 +116,7 @@ function previousEndpoints(text: string | null, warnings: string[]): Map<string,
  * Rebuild gateway-backends.json from every saved node state, under the state lock (so a concurrent writeNodeState
  * is never lost), and rewrite it atomically only when its content changes.
  */
-export async function publishFragment(stateDir: string, fleet: FleetEntry[], hooks: PublishHooks = {}): Promise<PublishResult> {
+export async function publishFragment(stateDir: string, fleet: FleetEntry[], hooks: PublishHooks = {}): Promise<FragmentResult> {
   const file = fragmentPath(stateDir);
   return withStateLock(stateDir, () => {
     // A damaged state file disables its node's endpoint instead of failing every deploy's publish step.

@@ -4,8 +4,8 @@
  * and the overlay first.
  */
 import path from 'node:path';
-import type { DownPlan, FleetEntry, NodeState, PlanRecipe, PlanTarget, UpPlan } from './model/index.js';
-import { nodeOf, type NodeConfig, type NodesConfig, type RecipeConfig } from './config/nodes.js';
+import type { DownPlan, FleetEntry, NodeState, PlanRecipe, UpPlan } from './model/index.js';
+import { nodeOf, targetOf, type NodesConfig, type RecipeConfig } from './config/nodes.js';
 import type { Overlay } from './config/overlay.js';
 import type { Profile } from './config/profile.js';
 import { profileOf } from './config/profiles.js';
@@ -75,10 +75,6 @@ export function fleetOf(config: NodesConfig): FleetEntry[] {
 /** The gateway-side end of a node's tunnel: always the gateway host's loopback, never the LAN. */
 export function tunnelOf(localPort: number): { localPort: number; url: string } {
   return { localPort, url: `http://127.0.0.1:${localPort}/v1` };
-}
-
-function targetOf(name: string, node: NodeConfig): PlanTarget {
-  return node.host === 'ssh' ? { name, host: 'ssh', ssh: node.ssh } : { name, host: 'local' };
 }
 
 function planRecipe(name: string, r: RecipeConfig): PlanRecipe {

@@ -100,7 +100,7 @@ function observeWatchdog(m: PulseMetrics, o: WatchdogOutcome): void {
   if (o.heal) m.watchdogHeals.inc({ node: o.node });
 }
 
-/** Where the wait's clock stood when this attempt began: `now` minus what earlier attempts measured (wait.ts). */
+/** Where the wait's clock stood when this attempt began: `now` minus what earlier attempts measured (activities/wait-loop.ts). */
 function firstAttemptStartMs(now: number): number {
   const d = Context.current().info.heartbeatDetails as { elapsedMs?: unknown } | undefined;
   return typeof d?.elapsedMs === 'number' && d.elapsedMs >= 0 ? now - d.elapsedMs : now;

@@ -3,7 +3,7 @@
  *
  * - Every node step heartbeats at least every few seconds (activities/heartbeat.ts), so HEARTBEAT_TIMEOUT (30 s)
  *   is how long a SIGKILLed worker goes unnoticed before Temporal retries the step on another worker.
- * - The two waits (memory, readiness) are one long activity each that heartbeats every second (activities/wait.ts
+ * - The two waits (memory, readiness) are one long activity each that heartbeats every second (activities/wait-loop.ts
  *   WAIT_BEAT_MS), so their heartbeat timeout is WAIT_HEARTBEAT_TIMEOUT_S (5 s) and their first retry comes after
  *   500 ms: a worker SIGKILLed during a wait has its wait running again elsewhere within ~6 s. Their budget is the
  *   spec's (memTimeoutS, --timeout-s = READY_TIMEOUT_S + readyGraceS) and is enforced by the activity itself as

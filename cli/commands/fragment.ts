@@ -5,7 +5,7 @@
  * loads neither the Temporal SDK nor ssh2.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { operatorSteps, publishFragment, type EndpointChange, type PublishResult } from '../../runtime/gateway.js';
+import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { fleetOf } from '../../runtime/plan.js';
 import { defaultStateDir } from '../../runtime/state.js';
@@ -19,7 +19,7 @@ function endpointLine(e: EndpointChange): string {
 }
 
 /** The human report of a publish: the file, each endpoint, the warnings and the operator's steps. */
-export function fragmentReport(r: PublishResult): string[] {
+export function fragmentReport(r: FragmentResult): string[] {
   const lines = [`gateway backend file: ${r.path} (${r.changed ? 'rewritten' : 'unchanged, not rewritten'})`];
   lines.push(...r.endpoints.map(endpointLine));
   lines.push(...r.warnings.map((w) => `warning: ${w}`));

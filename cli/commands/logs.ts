@@ -7,7 +7,7 @@
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
 import { defaultStateDir, readNodeState } from '../../runtime/state.js';
-import { targetOf } from '../../runtime/status/collect.js';
+import { targetOf } from '../../runtime/config/nodes.js';
 import { readLogs, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
 import { plainText } from '../live-line.js';
 import type { LogsOptions } from '../options.js';

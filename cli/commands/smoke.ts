@@ -7,7 +7,7 @@
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
 import { FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
-import { targetOf } from '../../runtime/status/collect.js';
+import { targetOf } from '../../runtime/config/nodes.js';
 import { checkSmokeAllowed, runSmoke, type SmokeResult } from '../../runtime/status/smoke.js';
 import type { SmokeOptions } from '../options.js';
 

@@ -5,7 +5,7 @@ import { readOverlay, type Overlay } from './overlay.js';
 import type { Profile } from './profile.js';
 import { loadProfiles } from './profiles.js';
 
-export { loadNodesConfig, nodeOf, parseNodesConfig, type NodeConfig, type NodesConfig, type RecipeConfig } from './nodes.js';
+export { loadNodesConfig, nodeOf, parseNodesConfig, targetOf, type NodeConfig, type NodesConfig, type RecipeConfig } from './nodes.js';
 export { parseProfile, type Profile, type ProfileEntry } from './profile.js';
 export { loadProfiles, profileOf } from './profiles.js';
 export { readOverlay, overlaySha256, parseOverlayArgs, type Overlay } from './overlay.js';

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { PulseError } from '../errors.js';
+import type { NodeTarget } from '../model/index.js';
 import { unknownName } from '../suggest.js';
 import { displayPath } from '../paths.js';
 import { parseDockerArgs } from './docker-args.js';
@@ -145,4 +146,9 @@ export function nodeOf(cfg: NodesConfig, name: string): NodeConfig {
   const node = Object.hasOwn(cfg.nodes, name) ? cfg.nodes[name] : undefined;
   if (!node) throw new PulseError('config', unknownName('node', name, Object.keys(cfg.nodes)));
   return node;
+}
+
+/** How to reach the configured node `name` (a plan's target, and every session status, logs and smoke open). */
+export function targetOf(name: string, node: NodeConfig): NodeTarget {
+  return node.host === 'ssh' ? { name, host: 'ssh', ssh: node.ssh } : { name, host: 'local' };
 }

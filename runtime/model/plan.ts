@@ -3,9 +3,12 @@
  * with its UpStart: the plan without the rendered .env). Nothing here may hold a secret: it is stored in history forever.
  */
 
-export interface PlanTarget {
+/** How to reach a node: from nodes.json (`host`, `ssh`), inside the plan and in every node session. */
+export interface NodeTarget {
+  /** Node name in nodes.json, e.g. spark2. */
   name: string;
   host: 'local' | 'ssh';
+  /** The ssh alias or user@host, resolved with `ssh -G`. Required when host is ssh. */
   ssh?: string | undefined;
 }
 
@@ -41,7 +44,7 @@ export interface UpPlan {
   action: 'up';
   version: 1;
   node: string;
-  target: PlanTarget;
+  target: NodeTarget;
   profile: string;
   protected: boolean;
   /** --yes was given. The workflow itself refuses a protected node without it. */
@@ -184,7 +187,7 @@ export interface DownPlan {
   action: 'down';
   version: 1;
   node: string;
-  target: PlanTarget;
+  target: NodeTarget;
   protected: boolean;
   confirmed: boolean;
   recipe: PlanRecipe;

@@ -4,14 +4,10 @@
  * findings reported as `@pulse {json}` lines on stdout.
  */
 
-/** How to reach a node. Comes from nodes.json (`host`, `ssh`) and travels inside the plan. */
-export interface NodeTarget {
-  /** Node name in nodes.json, e.g. spark2. */
-  name: string;
-  host: 'local' | 'ssh';
-  /** The ssh alias or user@host, resolved with `ssh -G`. Required when host is ssh. */
-  ssh?: string | undefined;
-}
+import type { NodeTarget } from '../model/index.js';
+
+/** How to reach a node: the model's one definition, named here too since every session is opened with one. */
+export type { NodeTarget };
 
 /**
  * Documented exit codes of every node script (runtime/scripts/prelude.sh defines the same numbers).

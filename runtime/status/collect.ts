@@ -7,7 +7,7 @@ import { PulseError } from '../errors.js';
 import { failureOf } from '../node/outcome.js';
 import { probeHost } from '../steps/inputs.js';
 import { readNodeStateSync } from '../state.js';
-import { nodeOf, type NodesConfig, type NodeConfig } from '../config/nodes.js';
+import { nodeOf, targetOf, type NodesConfig, type NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
 import type { NodeLock, NodeState } from '../model/index.js';
 import { nodeLock } from '../steps/lock.js';
@@ -38,11 +38,6 @@ export interface StatusDeps {
   nodeTimeoutMs?: number;
   /** Sees each node's raw run (for --verbose: the raw @pulse records). */
   onResult?: (result: RemoteResult) => void;
-}
-
-/** The target of a configured node. */
-export function targetOf(name: string, node: NodeConfig): NodeTarget {
-  return node.host === 'ssh' ? { name, host: 'ssh', ssh: node.ssh } : { name, host: 'local' };
 }
 
 /** The node names a status run covers; an unknown --node is refused, a protected --node --gpu-probe without --yes too. */

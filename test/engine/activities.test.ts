@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { classify, toFailure } from '../../activities/errors.js';
 import { createActivities } from '../../activities/index.js';
-import type { WaitCheckpoint } from '../../activities/wait.js';
+import type { WaitCheckpoint } from '../../activities/wait-loop.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { PulseErrorKind } from '../../runtime/errors.js';
 import type { StateInput } from '../../activities/contract.js';
