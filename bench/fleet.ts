@@ -8,7 +8,9 @@
  * the same ups are also run as the floor (node scripts over one connection per node, no Temporal) for comparison.
  * Both sides start alike: every node serves the profile before the first round (so each side's full up stops a
  * running server and waits for its memory), and the floor opens its ssh connections inside its timed part, as the
- * fresh worker must (until 2026-12-04 the floor's first round found empty nodes and pre-opened connections).
+ * fresh worker must (until 2026-12-04 the floor's first round found empty nodes and pre-opened connections). The
+ * build's version is registered on the server before the first round (one up through a worker, `firstBuild` in the
+ * result): that ~1.2 s is paid once per pulse release per server, and was inside the 1-node round until session 9.
  *
  * Where the time goes, per round (medians over the round's deploys): the floor's time per step, and pulse's from
  * each workflow history (the start RPC, the first workflow task, time inside each activity, activity dispatch, the
@@ -231,6 +233,21 @@ async function main(): Promise<void> {
         await s.close();
       }
     }));
+    // The build's first worker on this server registers its deployment version and makes it current before any task
+    // reaches it (worker/versioning.ts): ~1.2 s once per pulse release per server, not per deploy. One up runs through
+    // it here, outside the timed rounds, as the floor's first container and connection above are; its delay is kept.
+    const firstBuild = await (async () => {
+      const w = await stack.startWorker();
+      try {
+        const h = await stack.start(stack.planUp(all[0]!, 'best', { restart: true }), { as: 'cli' });
+        await stack.outcome(h);
+        const ev = (await h.fetchHistory()).events ?? [];
+        const firstActivity = ev.find((e) => Number(e.eventType) === 10); // ACTIVITY_TASK_SCHEDULED
+        return { startToFirstActivityMs: eventMs(firstActivity) - eventMs(ev[0]) };
+      } finally {
+        await w.kill('SIGTERM');
+      }
+    })();
     const rows = [];
     const detail: { nodes: number; side: string; parts: Record<string, number> }[] = [];
     for (const n of SIZES) {
@@ -293,6 +310,7 @@ async function main(): Promise<void> {
     const biggest = withRatio[withRatio.length - 1];
     writeResult(READY_MS === 1000 ? 'fleet' : `fleet-ready${READY_MS / 1000}s`, {
       readyMs: READY_MS,
+      firstBuild,
       rows: withRatio.map((r) => ({ ...r, wallS: round(r.wallS, 2), floorWallS: round(r.floorWallS, 2), vsFloor: round(r.vsFloor, 2), workerPeakRssMiB: round(r.workerPeakRssMiB, 1), workerCpuS: round(r.workerCpuS, 2), vsOneNode: round(r.vsOneNode, 2) })),
       floorVsOneNode: withRatio.map((r) => ({ nodes: r.nodes, ratio: round(r.floorWallS / (withRatio[0]?.floorWallS ?? NaN), 2) })),
       where: detail,
