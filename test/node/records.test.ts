@@ -73,13 +73,14 @@ test('pulse_json_to sets, without a subshell, what pulse_json_str prints, for ke
   fc.assert(
     fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }).filter((s) => !s.includes('\0') && !s.includes('=')), (s) => {
       const q = shellQuote(s);
-      // v is read back in this shell: set in a subshell, it would be empty here.
-      const script = `${prelude}\npulse_json_to v ${q}; printf '%s\\n' "$v"; pulse_json_str ${q}; printf '\\n'\npulse_record ${shellQuote(`t${s}`)} ${shellQuote(`k${s}`)}=1`;
+      // v is read back in this shell: set in a subshell, it would be empty here. The key is k_…_ so that it is never
+      // `kind` (a second kind would win in JSON.parse) and never ends in `:` (a typed key=value, a number here).
+      const script = `${prelude}\npulse_json_to v ${q}; printf '%s\\n' "$v"; pulse_json_str ${q}; printf '\\n'\npulse_record ${shellQuote(`t${s}`)} ${shellQuote(`k_${s}_`)}=1`;
       const out = execFileSync('bash', ['-s'], { input: script, encoding: 'utf8' }).split('\n');
       const clean = s.replace(/[\u0001-\u0008\u000b\u000c\u000e-\u001f]/g, '');
       const [set, printed] = [out[1], out[2]];
       const rec = parseRecords(out.slice(3).join('\n'))[0];
-      return set === printed && JSON.parse(set ?? '') === clean && rec?.kind === `t${clean}` && rec[`k${clean}`] === '1';
+      return set === printed && JSON.parse(set ?? '') === clean && rec?.kind === `t${clean}` && rec[`k_${clean}_`] === '1';
     }),
     { numRuns: 40 },
   );
