@@ -1,14 +1,14 @@
 /**
  * The worker is the authority (HOUSE-STYLE 19): every activity that touches a node or the state dir takes only
- * NAMES from its input and derives what it uses from the worker's own nodes.json and profiles (runtime/plan-check.ts).
+ * NAMES from its input and derives what it uses from the worker's own nodes.json and profiles (runtime/plan/plan-check.ts).
  * So neither a hand-made workflow input nor another worker's workflow that schedules pulse's activities on pulse's
  * task queues can make a node run a script, write a path, reach a host or put a URL into the gateway file that
  * the worker's own files would not. The files are read again for each activity (a few small files; a stale cache
  * would be a second authority).
  */
-import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan-check.js';
-import { fleetOf } from '../runtime/plan.js';
-import { UNMANAGED_PROFILE } from '../runtime/restore.js';
+import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan/plan-check.js';
+import { fleetOf } from '../runtime/plan/plan.js';
+import { UNMANAGED_PROFILE } from '../runtime/plan/restore.js';
 import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpInputRef, UpPlan } from '../runtime/model/index.js';
 import { classified } from './errors.js';
 import type { WorkflowInputReader } from './workflow-input.js';

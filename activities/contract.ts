@@ -112,7 +112,7 @@ export interface PlanCheck {
   node: string;
   /** The nodes.json the worker checked against (a path on the worker host): older workers only, nobody reads it. */
   nodesFile?: string;
-  /** sha256 of the worker's own plan (runtime/plan-check.ts planDigest): the UpPlanRef of every later step names it (absent for an UpInputRef). */
+  /** sha256 of the worker's own plan (runtime/plan/plan-check.ts planDigest): the UpPlanRef of every later step names it (absent for an UpInputRef). */
   planDigest?: string;
 }
 

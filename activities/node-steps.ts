@@ -5,7 +5,7 @@ import type { StepOptions } from '../runtime/steps/index.js';
 import type {
   DownPlan, MkdirResult, PlanRecipe, NodeTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
-import { planDigest, refusePlan } from '../runtime/plan-check.js';
+import { planDigest, refusePlan } from '../runtime/plan/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
 import { authority, isInputRef } from './authority.js';
 import { workerInputReader } from './workflow-input.js';

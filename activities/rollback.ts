@@ -1,13 +1,13 @@
 /**
  * planRollback: the first step of a rollback. The request only names the node and the backup; the worker reads the
  * backup on the node (its text without the secret lines, which never leave the node) and makes the plan from it and
- * its own nodes.json (runtime/restore.ts), so the plan is the worker's. A protected node without --yes, a backup pulse
+ * its own nodes.json (runtime/plan/restore.ts), so the plan is the worker's. A protected node without --yes, a backup pulse
  * did not write or one edited by hand (without --force) are refused here, before anything on the node changes.
  */
 import { Context } from '@temporalio/activity';
 import { nodeOf } from '../runtime/config/nodes.js';
-import { refusePlan } from '../runtime/plan-check.js';
-import { backupRecipeDir, buildRestorePlan, keyDifference } from '../runtime/restore.js';
+import { refusePlan } from '../runtime/plan/plan-check.js';
+import { backupRecipeDir, buildRestorePlan, keyDifference } from '../runtime/plan/restore.js';
 import { readBackup } from '../runtime/steps/index.js';
 import type { RollbackRequest } from '../runtime/model/index.js';
 import type { RollbackPlan } from './contract.js';

@@ -6,8 +6,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { nodeOf } from '../runtime/config/nodes.js';
-import { fleetOf } from '../runtime/plan.js';
-import { refusePlan } from '../runtime/plan-check.js';
+import { fleetOf } from '../runtime/plan/plan.js';
+import { refusePlan } from '../runtime/plan/plan-check.js';
 import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/rollout.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';

@@ -10,8 +10,8 @@
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { nodeOf, type NodesConfig } from '../runtime/config/nodes.js';
-import { refusePlan } from '../runtime/plan-check.js';
-import { fleetOf } from '../runtime/plan.js';
+import { refusePlan } from '../runtime/plan/plan-check.js';
+import { fleetOf } from '../runtime/plan/plan.js';
 import { statusOfNode } from '../runtime/status/collect.js';
 import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem, watchdogStatusRequest } from '../runtime/watchdog.js';
 import { utc } from '../runtime/format.js';

@@ -8,7 +8,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { refusePlan } from '../runtime/plan-check.js';
+import { refusePlan } from '../runtime/plan/plan-check.js';
 
 /** Reads the input of the workflow the current activity runs for. */
 export type WorkflowInputReader = () => Promise<unknown>;

@@ -5,9 +5,9 @@
  */
 import { loadInputs, nodeOf, type NodeConfig } from '../runtime/config/index.js';
 import { parseEnvHeader } from '../runtime/config/env-header.js';
-import { diffEnv, type KeyDifference } from '../runtime/env-diff.js';
+import { diffEnv, type KeyDifference } from '../runtime/plan/env-diff.js';
 import { failureOf } from '../runtime/node/outcome.js';
-import { buildUpPlan } from '../runtime/plan.js';
+import { buildUpPlan } from '../runtime/plan/plan.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { statusInputs } from '../runtime/status/collect.js';
 import { utc } from '../runtime/format.js';

@@ -7,7 +7,7 @@ import type { NodesConfig } from './config/nodes.js';
 import type { Profile } from './config/profile.js';
 import { PulseError } from './errors.js';
 import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
-import { downPlanFor, fleetOf, upPlanFor } from './plan.js';
+import { downPlanFor, fleetOf, upPlanFor } from './plan/plan.js';
 import { scanNodeStates } from './state.js';
 import { readFileOrNull } from './state-files.js';
 import { NO_TUNNEL, readTunnelHealth } from './tunnel/health.js';

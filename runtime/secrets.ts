@@ -1,7 +1,7 @@
 /**
  * The one home of the secret keys pulse knows and of their redaction in text: what goes into workflow history
  * (activity failures, state inputs: activities/errors.ts), the node state files (runtime/state.ts) and the env diff's
- * mask (runtime/env-diff.ts). The node scripts redact on the node with the same keys (prelude.sh, status.sh).
+ * mask (runtime/plan/env-diff.ts). The node scripts redact on the node with the same keys (prelude.sh, status.sh).
  */
 
 /** VLLM_API_KEY first: `\bAPI_KEY` does not match inside it (no word boundary after the underscore). */

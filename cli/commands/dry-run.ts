@@ -4,7 +4,7 @@
  * opens a session to run the read-only step 1 (ssh2 is loaded lazily for that case only).
  */
 import { loadInputs, profileOf } from '../../runtime/config/index.js';
-import { buildUpPlan, checkRefusals } from '../../runtime/plan.js';
+import { buildUpPlan, checkRefusals } from '../../runtime/plan/plan.js';
 import { stepScripts } from '../../runtime/steps/index.js';
 import type { PreflightReport, UpPlan } from '../../runtime/model/index.js';
 import { FAILURES } from '../../runtime/failures.js';

@@ -7,7 +7,7 @@
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway.js';
 import { resolveNodesPath } from '../../runtime/paths.js';
-import { fleetOf } from '../../runtime/plan.js';
+import { fleetOf } from '../../runtime/plan/plan.js';
 import { defaultStateDir } from '../../runtime/state.js';
 import type { FragmentOptions } from '../options.js';
 

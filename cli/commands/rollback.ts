@@ -45,7 +45,7 @@ async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { loadProfiles } = await import('../../runtime/config/profiles.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
-  const { backupRecipeDir, buildRestorePlan, keyDifference } = await import('../../runtime/restore.js');
+  const { backupRecipeDir, buildRestorePlan, keyDifference } = await import('../../runtime/plan/restore.js');
   const { openSession } = await import('../../runtime/node/connect.js');
   const { readBackup } = await import('../../runtime/steps/index.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));

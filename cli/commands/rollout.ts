@@ -9,7 +9,7 @@ import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
 import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
 import { defaultStateDir, readNodeState } from '../../runtime/state.js';
-import { fleetOf } from '../../runtime/plan.js';
+import { fleetOf } from '../../runtime/plan/plan.js';
 import type { RolloutRequest } from '../../runtime/model/index.js';
 import type { RolloutOptions } from '../rollout-flags.js';
 import { rolloutPlanText, type RolloutPlanView } from '../rollout-view.js';

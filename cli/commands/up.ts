@@ -8,15 +8,15 @@ import type { UpPlan } from '../../runtime/model/index.js';
 import { runDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
 
-export { rollbackHintOf } from '../../runtime/plan.js';
+export { rollbackHintOf } from '../../runtime/plan/plan.js';
 
-/** The plan from the command's inputs: nodes.json, the profiles, the overlay and the node's state (runtime/plan.ts upPlanFor). */
+/** The plan from the command's inputs: nodes.json, the profiles, the overlay and the node's state (runtime/plan/plan.ts upPlanFor). */
 async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { loadProfiles } = await import('../../runtime/config/profiles.js');
   const { readOverlay } = await import('../../runtime/config/overlay.js');
   const { resolveNodesPath } = await import('../../runtime/paths.js');
-  const { upPlanFor } = await import('../../runtime/plan.js');
+  const { upPlanFor } = await import('../../runtime/plan/plan.js');
   const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();

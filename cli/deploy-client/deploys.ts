@@ -58,7 +58,7 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | Ro
   try {
     const type = plan.action === 'up' ? defs.UP_WORKFLOW : plan.action === 'down' ? defs.DOWN_WORKFLOW : defs.ROLLBACK_WORKFLOW;
     // An up starts with its UpStart: the plan without the rendered .env (the worker renders its own), and its digest.
-    const input = plan.action === 'up' ? (await import('../../runtime/plan-check.js')).upStart(plan) : plan;
+    const input = plan.action === 'up' ? (await import('../../runtime/plan/plan-check.js')).upStart(plan) : plan;
     const handle = await t.client.workflow.start(type, {
       taskQueue: defs.TASK_QUEUE,
       workflowId,

@@ -19,7 +19,7 @@ export interface Overlay {
   sha256: string;
   manifest: unknown;
   /** docker-args.txt and manifest.json as text: they travel in the plan, so a worker that has no overlay folder can
-   * check the pairs with the same rules and the overlay-sha256 against them (runtime/plan-check.ts). */
+   * check the pairs with the same rules and the overlay-sha256 against them (runtime/plan/plan-check.ts). */
   argsText: string;
   manifestText: string;
 }

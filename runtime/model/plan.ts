@@ -100,7 +100,7 @@ export interface UpPlan {
    */
   autoRollback?: boolean;
   /**
-   * A rollback's plan (runtime/restore.ts): the write step copies this backup's exact bytes (secrets included, read on
+   * A rollback's plan (runtime/plan/restore.ts): the write step copies this backup's exact bytes (secrets included, read on
    * the node) instead of writing env.text, after checking on the node that its non-secret lines are env.text.
    */
   restore?: RestoreSource;
@@ -137,7 +137,7 @@ export interface RollbackRequest {
 
 /**
  * What a node step of an up gets instead of the whole plan (issue 11: the plan, .env text included, travels in
- * history once, as the workflow input). Only the names the worker rebuilds its own plan from (runtime/plan-check.ts
+ * history once, as the workflow input). Only the names the worker rebuilds its own plan from (runtime/plan/plan-check.ts
  * ownUpPlan: the same keys as in the plan) and `planDigest`, the sha256 of the worker's own plan that the plan check
  * (checkPlan, before step 1) returned: a step runs only when the plan it rebuilds has that digest.
  */
@@ -165,7 +165,7 @@ export type UpCheckInput = Omit<UpPlan, 'env'> & { env: Omit<UpPlan['env'], 'val
 /**
  * What the CLI starts upWorkflow with (issue 11): the plan without the rendered .env (env.text and its key map,
  * which every worker renders again from its own files) and with `planDigest`, the sha256 of the whole plan
- * (runtime/plan-check.ts planDigest). The plan check compares every field it carries with the worker's own plan,
+ * (runtime/plan/plan-check.ts planDigest). The plan check compares every field it carries with the worker's own plan,
  * naming the first differences, and refuses another digest, so the .env text is still checked, by its digest.
  * Older deploys (and hand-made starts) pass the whole UpPlan; the workflow tells the two apart by `planDigest`.
  */

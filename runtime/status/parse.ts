@@ -2,7 +2,7 @@
  * Turns the records of status.sh into the typed pieces of a NodeStatus. Node output is untrusted: every reader
  * tolerates a missing or malformed field and yields null rather than throwing.
  */
-import { envBodySha256, parseEnvHeader } from '../render.js';
+import { envBodySha256, parseEnvHeader } from '../plan/render.js';
 import { parseModels } from '../steps/checks.js';
 import { kvCacheNumbers, kvCacheSummary } from '../steps/kv-cache.js';
 import type { PulseRecord } from '../node/types.js';

@@ -7,7 +7,7 @@ import type { NodesConfig } from '../config/nodes.js';
 import { isLoopback } from '../config/safe.js';
 import { PulseError } from '../errors.js';
 import { publishFragment } from '../gateway.js';
-import { fleetOf } from '../plan.js';
+import { fleetOf } from '../plan/plan.js';
 import { writeTunnelHealth, type TunnelHealth } from './health.js';
 import { DEFAULT_TIMINGS, NodeTunnel, type Opener, type TunnelSpec, type TunnelTimings } from './link.js';
 

@@ -13,7 +13,7 @@ import type { WaitCheckpoint } from '../../activities/wait-loop.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { PulseErrorKind } from '../../runtime/errors.js';
 import type { StateInput } from '../../activities/contract.js';
-import { planDigest, upStart } from '../../runtime/plan-check.js';
+import { planDigest, upStart } from '../../runtime/plan/plan-check.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { fakeDeps, workerPlan } from '../workflows/fake-deps.js';
 

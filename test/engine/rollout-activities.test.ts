@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { rolloutActivities } from '../../activities/rollout.js';
-import { ownUpPlan } from '../../runtime/plan-check.js';
+import { ownUpPlan } from '../../runtime/plan/plan-check.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../../runtime/model/index.js';
 import { fakeDeps, FIXTURE_FILES } from '../workflows/fake-deps.js';
 

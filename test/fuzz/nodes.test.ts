@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
-import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { buildDownPlan, buildUpPlan } from '../../runtime/plan/plan.js';
 import { RUNS, SAFE_WORD, assertGoodRejection, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { loadNodesConfig, loadProfiles, parseOverlayArgs, readOverlay, type Overlay } from '../../runtime/config/index.js';
-import { buildUpPlan } from '../../runtime/plan.js';
+import { buildUpPlan } from '../../runtime/plan/plan.js';
 import { RUNS, SAFE_WORD, assertGoodRejection, assertSourcesVerbatim, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 

@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import fc from 'fast-check';
 import { loadNodesConfig, parseNodesConfig, parseProfile, type Profile } from '../../runtime/config/index.js';
 import { MULTILINE_KEYS, RECIPE_KEYS } from '../../runtime/config/profile-rules.js';
-import { buildUpPlan } from '../../runtime/plan.js';
+import { buildUpPlan } from '../../runtime/plan/plan.js';
 import { RUNS, assertGoodRejection, assertSourcesVerbatim, assertStaticallySafe, hostile, mixed, scratch } from './gen.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 

@@ -6,10 +6,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { envBodySha256, parseEnvHeader } from '../../runtime/render.js';
+import { envBodySha256, parseEnvHeader } from '../../runtime/plan/render.js';
 import { readNodeStateSync } from '../../runtime/state.js';
 import { loadNodesConfig } from '../../runtime/config/index.js';
-import { fleetOf } from '../../runtime/plan.js';
+import { fleetOf } from '../../runtime/plan/plan.js';
 import type { Outcome, Stack } from './stack.js';
 
 /** What the checks compare against: the node before the deploy. */

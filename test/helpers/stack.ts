@@ -12,8 +12,8 @@ import path from 'node:path';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { loadNodesConfig, loadProfiles } from '../../runtime/config/index.js';
-import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
-import { upStart } from '../../runtime/plan-check.js';
+import { buildDownPlan, buildUpPlan } from '../../runtime/plan/plan.js';
+import { upStart } from '../../runtime/plan/plan-check.js';
 import { queuePollers } from '../../runtime/pollers.js';
 import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW, workflowIdFor } from '../../workflows/definitions.js';
 import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
@@ -138,7 +138,7 @@ export class Stack {
   /**
    * Start the workflow of a plan under the node lock, like `pulse model up/down --detach`. The input is the whole
    * plan (what the fault and security tiers forge fields of); `as: 'cli'` starts an up with the UpStart the CLI sends
-   * (runtime/plan-check.ts upStart: the benchmarks measure what a user's deploy records).
+   * (runtime/plan/plan-check.ts upStart: the benchmarks measure what a user's deploy records).
    */
   async start(plan: UpPlan | DownPlan, opts: { as?: 'plan' | 'cli' } = {}): Promise<WorkflowHandle> {
     return this.client.workflow.start(plan.action === 'up' ? UP_WORKFLOW : DOWN_WORKFLOW, {

@@ -1,10 +1,10 @@
-/** Shared test setup of the node tier: a simulator, a nodes.json for it, and real plans built by runtime/plan.ts. */
+/** Shared test setup of the node tier: a simulator, a nodes.json for it, and real plans built by runtime/plan/plan.ts. */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
-import { buildUpPlan } from '../../runtime/plan.js';
+import { buildUpPlan } from '../../runtime/plan/plan.js';
 import type { NodeSession, RemoteResult } from '../../runtime/node/types.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { startSim } from '../sim/index.js';

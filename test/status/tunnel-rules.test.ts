@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildFragment, publishFragment } from '../../runtime/gateway.js';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
-import { fleetOf } from '../../runtime/plan.js';
+import { fleetOf } from '../../runtime/plan/plan.js';
 import { tunnelSpecs } from '../../runtime/tunnel/run.js';
 import { writeTunnelHealth, type TunnelHealth, type TunnelNodeHealth, type TunnelView } from '../../runtime/tunnel/health.js';
 import type { FleetEntry, NodeState } from '../../runtime/model/index.js';

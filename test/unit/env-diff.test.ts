@@ -1,7 +1,7 @@
-/** The .env reader and key diff of `pulse model diff` (runtime/env-diff.ts): every form the node's parser reads. */
+/** The .env reader and key diff of `pulse model diff` (runtime/plan/env-diff.ts): every form the node's parser reads. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffEnv, envValues, MASK, SECRET_LINE_MARK } from '../../runtime/env-diff.js';
+import { diffEnv, envValues, MASK, SECRET_LINE_MARK } from '../../runtime/plan/env-diff.js';
 
 test('envValues reads plain, export, quoted, multi-line and commented values, and counts secret markers', () => {
   const text = [

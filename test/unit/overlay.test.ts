@@ -9,7 +9,7 @@ import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { parseOverlayArgs, readOverlay, type Overlay } from '../../runtime/config/overlay.js';
 import { parseProfile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { renderEnv } from '../../runtime/render.js';
+import { renderEnv } from '../../runtime/plan/render.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const fixtures = path.join(REPO_ROOT, 'test/fixtures');

@@ -1,5 +1,5 @@
 /**
- * runtime/plan-check.ts, table-driven: the worker accepts exactly the plan its own files make for the names in the
+ * runtime/plan/plan-check.ts, table-driven: the worker accepts exactly the plan its own files make for the names in the
  * input (options may differ), refuses every other difference in one line that names the field, applies the
  * refusals of its own profiles and node, and tells an edit after the plan from a plan made elsewhere.
  */
@@ -10,8 +10,8 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { readOverlay } from '../../runtime/config/overlay.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { ownDownPlan, ownStop, ownUpPlan, planDigest, upStart, type WorkerFiles } from '../../runtime/plan-check.js';
-import { buildDownPlan, buildUpPlan } from '../../runtime/plan.js';
+import { ownDownPlan, ownStop, ownUpPlan, planDigest, upStart, type WorkerFiles } from '../../runtime/plan/plan-check.js';
+import { buildDownPlan, buildUpPlan } from '../../runtime/plan/plan.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { checkInputOf, isUpStart, upCheckInput, upPlanRef } from '../../workflows/plan-ref.js';
 import { REPO_ROOT } from '../helpers/paths.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { parseProfile, type Profile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf, stampOf, type UpPlanOptions } from '../../runtime/plan.js';
+import { buildDownPlan, buildUpPlan, checkRefusals, fleetOf, stampOf, type UpPlanOptions } from '../../runtime/plan/plan.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const fleetText = readFileSync(path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json'), 'utf8');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseProfile, type Profile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { renderEnv } from '../../runtime/render.js';
+import { renderEnv } from '../../runtime/plan/render.js';
 import type { NodeConfig, RecipeConfig } from '../../runtime/config/nodes.js';
 
 const KEYS = ['IMAGE', 'MODEL', 'MAX_MODEL_LEN', 'MTP_K', 'EXTRA_DOCKER_ARGS', 'EXTRA_VLLM_ARGS', 'HF_TOKEN', 'API_KEY', 'TP1_CONTAINER_NAME', 'PORT', 'BIND', 'HF_HOME', 'REQUIRE_IDLE_GPU', 'PATH', 'BASH_ENV', 'lower_key', 'A'];

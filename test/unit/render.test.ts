@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseNodesConfig, type NodesConfig } from '../../runtime/config/nodes.js';
 import { parseProfile } from '../../runtime/config/profile.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { envBodySha256, identityOf, parseEnvHeader, renderEnv, sameIdentity, type RenderInput } from '../../runtime/render.js';
+import { envBodySha256, identityOf, parseEnvHeader, renderEnv, sameIdentity, type RenderInput } from '../../runtime/plan/render.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const fleetFile = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
-import { ownUpPlan } from '../../runtime/plan-check.js';
+import { ownUpPlan } from '../../runtime/plan/plan-check.js';
 import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
 import { writeNodeState } from '../../runtime/state.js';
 import { writeTunnelHealth, type TunnelHealth } from '../../runtime/tunnel/health.js';

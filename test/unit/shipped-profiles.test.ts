@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { RECIPE_KEYS } from '../../runtime/config/profile-rules.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
-import { buildUpPlan } from '../../runtime/plan.js';
+import { buildUpPlan } from '../../runtime/plan/plan.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 
 const example = path.join(REPO_ROOT, 'runtime/nodes.example.json');

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { WorkerFilesSource } from '../../activities/authority.js';
 import type { ActivityDeps, StepFunctions } from '../../activities/deps.js';
-import { buildUpPlan } from '../../runtime/plan.js';
+import { buildUpPlan } from '../../runtime/plan/plan.js';
 import { fileSource } from '../../worker/deps.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import type { NodeSession } from '../../runtime/node/types.js';

@@ -4,17 +4,17 @@
  * and the overlay first.
  */
 import path from 'node:path';
-import type { DownPlan, FleetEntry, NodeState, PlanRecipe, UpPlan } from './model/index.js';
-import { nodeOf, targetOf, type NodesConfig, type RecipeConfig } from './config/nodes.js';
-import type { Overlay } from './config/overlay.js';
-import type { Profile } from './config/profile.js';
-import { profileOf } from './config/profiles.js';
-import { isLoopback } from './config/safe.js';
-import { PulseError } from './errors.js';
-import { protectedBackup } from './last-good.js';
-import { utc } from './format.js';
+import type { DownPlan, FleetEntry, NodeState, PlanRecipe, UpPlan } from '../model/index.js';
+import { nodeOf, targetOf, type NodesConfig, type RecipeConfig } from '../config/nodes.js';
+import type { Overlay } from '../config/overlay.js';
+import type { Profile } from '../config/profile.js';
+import { profileOf } from '../config/profiles.js';
+import { isLoopback } from '../config/safe.js';
+import { PulseError } from '../errors.js';
+import { protectedBackup } from '../last-good.js';
+import { utc } from '../format.js';
 import { renderEnv } from './render.js';
-import { vllmInt } from './vllm-int.js';
+import { vllmInt } from '../vllm-int.js';
 
 /** READY_TIMEOUT_S of start.sh when a profile does not set it. */
 export const DEFAULT_READY_TIMEOUT_S = 1800;

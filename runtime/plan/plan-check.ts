@@ -2,20 +2,20 @@
  * The worker is the authority (HOUSE-STYLE 19). A plan that arrives as a workflow or activity input only NAMES
  * things: the node, the profile, the overlay's content, the options (--yes, --restart, the wait budgets, the
  * memory gate) and the render time. ownUpPlan/ownDownPlan rebuild the plan from those names and the worker's own
- * nodes.json and profiles, with the CLI's own builder (runtime/plan.ts), and refuse any other difference in one line
+ * nodes.json and profiles, with the CLI's own builder (runtime/plan/plan.ts), and refuse any other difference in one line
  * that names it. Everything that reaches a node (ssh target, recipe paths and scripts, the .env text and path, the
  * mounts, the protected flag, the gateway fleet) is then the worker's, never the input's. Pure: the caller loads
  * the files (activities/authority.ts).
  */
 import { createHash } from 'node:crypto';
-import type { DownPlan, UpPlan, UpStart } from './model/index.js';
-import type { NodesConfig } from './config/nodes.js';
-import { overlayOf, type Overlay } from './config/overlay.js';
-import type { Profile } from './config/profile.js';
-import { isPulseError, PulseError } from './errors.js';
+import type { DownPlan, UpPlan, UpStart } from '../model/index.js';
+import type { NodesConfig } from '../config/nodes.js';
+import { overlayOf, type Overlay } from '../config/overlay.js';
+import type { Profile } from '../config/profile.js';
+import { isPulseError, PulseError } from '../errors.js';
 import { buildDownPlan, buildUpPlan, checkRefusals } from './plan.js';
 import { describeDifferences, differences } from './plan-diff.js';
-import { utc } from './format.js';
+import { utc } from '../format.js';
 import { buildRestorePlan } from './restore.js';
 
 /** The worker's own files, as loaded for one check. */
@@ -200,7 +200,7 @@ function ownUpFromNames(files: WorkerFiles, o: Obj): { own: UpPlan; now: Date; p
  */
 export function ownUpPlan(files: WorkerFiles, input: unknown): UpPlan {
   const o = obj(input, 'the up plan');
-  // A rollback's plan (runtime/restore.ts) travels whole: the worker made it from the backup it read on the node.
+  // A rollback's plan (runtime/plan/restore.ts) travels whole: the worker made it from the backup it read on the node.
   if (o['restore'] !== undefined) return ownRestorePlan(files, o);
   const { own, now, profile } = ownUpFromNames(files, o);
   const digest = Object.hasOwn(o, 'planDigest');

@@ -3,7 +3,7 @@
  * comes from status.sh, which replaced every line that names a secret by a marker before it left the node, so no
  * secret value is ever here; a secret key's value is masked all the same, wherever one shows up.
  */
-import { isSecretKey } from './secrets.js';
+import { isSecretKey } from '../secrets.js';
 
 /** status.sh's stand-in for a line that names a secret (runtime/scripts/status.sh _SECRET_MARK). */
 export const SECRET_LINE_MARK = '@@PULSE_SECRET_LINE@@';

@@ -2,19 +2,19 @@
  * Rendering a profile for a node: a pure function of (profile, node, recipe, overlay, time) → the recipe .env
  * text, its key map and identity, the merged mounts and the directives. No I/O: the dry-run prints exactly this.
  */
-import type { EnvIdentity, PlanMount } from './model/index.js';
-import { sha256OfLines, type EnvHeader } from './config/env-header.js';
-import { PulseError } from './errors.js';
-import { utc } from './format.js';
-import { pairText, parseDockerArgs, type DockerPair } from './config/docker-args.js';
-import { mergeDockerPairs } from './config/merge-mounts.js';
-import type { NodeConfig, RecipeConfig } from './config/nodes.js';
-import type { Overlay } from './config/overlay.js';
-import type { Profile, ProfileEntry } from './config/profile.js';
-import { MULTILINE_KEYS, NODE_KEYS, mkdirProblem, valueProblem } from './config/profile-rules.js';
-import { substitute } from './config/substitute.js';
+import type { EnvIdentity, PlanMount } from '../model/index.js';
+import { sha256OfLines, type EnvHeader } from '../config/env-header.js';
+import { PulseError } from '../errors.js';
+import { utc } from '../format.js';
+import { pairText, parseDockerArgs, type DockerPair } from '../config/docker-args.js';
+import { mergeDockerPairs } from '../config/merge-mounts.js';
+import type { NodeConfig, RecipeConfig } from '../config/nodes.js';
+import type { Overlay } from '../config/overlay.js';
+import type { Profile, ProfileEntry } from '../config/profile.js';
+import { MULTILINE_KEYS, NODE_KEYS, mkdirProblem, valueProblem } from '../config/profile-rules.js';
+import { substitute } from '../config/substitute.js';
 
-export { assignmentLines, envBodySha256, identityOf, parseEnvHeader, sameIdentity, type EnvHeader } from './config/env-header.js';
+export { assignmentLines, envBodySha256, identityOf, parseEnvHeader, sameIdentity, type EnvHeader } from '../config/env-header.js';
 
 /** Everything a render depends on; nothing else (no clock, no files). */
 export interface RenderInput {

@@ -9,17 +9,17 @@
  * sha256 of its assignment lines. A backup edited by hand or never written by pulse is refused unless --force.
  */
 import path from 'node:path';
-import type { NodesConfig } from './config/nodes.js';
-import { nodeOf } from './config/nodes.js';
-import { parseDockerArgs } from './config/docker-args.js';
-import { assignmentLines, envBodySha256, parseEnvHeader } from './config/env-header.js';
-import type { Profile } from './config/profile.js';
+import type { NodesConfig } from '../config/nodes.js';
+import { nodeOf } from '../config/nodes.js';
+import { parseDockerArgs } from '../config/docker-args.js';
+import { assignmentLines, envBodySha256, parseEnvHeader } from '../config/env-header.js';
+import type { Profile } from '../config/profile.js';
 import { diffEnv } from './env-diff.js';
-import { PulseError } from './errors.js';
-import type { PlanMount, UpPlan } from './model/index.js';
+import { PulseError } from '../errors.js';
+import type { PlanMount, UpPlan } from '../model/index.js';
 import { DEFAULT_READY_TIMEOUT_S, fleetOf, ownBackupPath, stampOf } from './plan.js';
-import { utc } from './format.js';
-import { vllmInt } from './vllm-int.js';
+import { utc } from '../format.js';
+import { vllmInt } from '../vllm-int.js';
 
 /** The profile name of a .env without a pulse header that --force restored (it names no profile). */
 export const UNMANAGED_PROFILE = 'unmanaged';
@@ -139,7 +139,7 @@ export function buildRestorePlan(config: NodesConfig, profiles: ReadonlyMap<stri
   };
 }
 
-/** `KEY: live → restored` for each key where the live .env and the backup differ (runtime/env-diff.ts, secrets masked). */
+/** `KEY: live → restored` for each key where the live .env and the backup differ (runtime/plan/env-diff.ts, secrets masked). */
 export function keyDifference(liveText: string | null, restored: Readonly<Record<string, string>>): string[] {
   return diffEnv(liveText, restored).differences.map((d) => `${d.key}: ${d.old ?? '(unset)'} → ${d.new ?? '(unset)'}`);
 }
