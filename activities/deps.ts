@@ -19,7 +19,7 @@ export type StepFunctions = Pick<
   'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'followServerLog' | 'verifyServer' | 'nodeLock'
 >;
 
-/** Node state and gateway fragment (runtime/state.ts in production). */
+/** Node state and gateway fragment (runtime/state/state.ts in production). */
 export interface StateStore {
   writeNodeState(stateDir: string, state: NodeState): Promise<unknown>;
   readNodeState(stateDir: string, node: string): Promise<NodeState | null>;

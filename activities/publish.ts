@@ -4,7 +4,7 @@ import type { NodeState } from '../runtime/model/index.js';
 import type { PublishResult, SparseStateInput, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
-import { nextLastKnownGood } from '../runtime/last-good.js';
+import { nextLastKnownGood } from '../runtime/state/last-good.js';
 import { readinessHistoryAfter, readinessOnStart } from './readiness-history.js';
 import { redactSecrets, toFailure } from './errors.js';
 

@@ -2,7 +2,7 @@
 import type { NodeSession } from '../runtime/node/types.js';
 import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv } from '../runtime/steps/index.js';
 import { publishFragment } from '../runtime/gateway.js';
-import { writeNodeState } from '../runtime/state.js';
+import { writeNodeState } from '../runtime/state/state.js';
 import type { UpPlan } from '../runtime/model/index.js';
 import type { Stack } from '../test/helpers/stack.js';
 

@@ -34,11 +34,11 @@ export async function failureFacts(node: string, nodesFile: string | undefined):
   const facts: FailureFacts = { node, status: null, startLog: null, lines: [], logSource: null, problem: null };
   try {
     const { loadNodesConfig, nodeOf, targetOf } = await import('../runtime/config/nodes.js');
-    const { resolveNodesPath } = await import('../runtime/paths.js');
+    const { resolveNodesPath } = await import('../runtime/state/paths.js');
     const { statusOfNode } = await import('../runtime/status/collect.js');
     const { readLogs } = await import('../runtime/status/logs.js');
     const { NodePool } = await import('../runtime/node/connect.js');
-    const { defaultStateDir, readNodeState } = await import('../runtime/state.js');
+    const { defaultStateDir, readNodeState } = await import('../runtime/state/state.js');
     const config = loadNodesConfig(resolveNodesPath(nodesFile));
     const cfg = nodeOf(config, node);
     const pool = new NodePool();

@@ -3,7 +3,7 @@
  * the same in every command, before any Temporal connection or ssh session.
  */
 import { loadNodesConfig, nodeOf, type NodeConfig } from '../runtime/config/nodes.js';
-import { resolveNodesPath } from '../runtime/paths.js';
+import { resolveNodesPath } from '../runtime/state/paths.js';
 
 export function knownNode(nodesFile: string | undefined, node: string): NodeConfig {
   return nodeOf(loadNodesConfig(resolveNodesPath(nodesFile)), node);

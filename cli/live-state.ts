@@ -18,10 +18,10 @@ function describe(node: string, s: NodeStatus): string {
 export async function liveStateLine(node: string, nodes: string | undefined): Promise<string> {
   try {
     const { loadNodesConfig } = await import('../runtime/config/nodes.js');
-    const { resolveNodesPath } = await import('../runtime/paths.js');
+    const { resolveNodesPath } = await import('../runtime/state/paths.js');
     const { statusOfNode } = await import('../runtime/status/collect.js');
     const { openSession } = await import('../runtime/node/connect.js');
-    const { defaultStateDir } = await import('../runtime/state.js');
+    const { defaultStateDir } = await import('../runtime/state/state.js');
     const config = loadNodesConfig(resolveNodesPath(nodes));
     if (!Object.hasOwn(config.nodes, node)) return `pulse changed nothing on ${node}; ${config.file} does not list it, so its state now is unknown`;
     const req = { node, http: false, gpuProbe: false, yes: false };

@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { PulseError } from './errors.js';
-import { scanNodeStates } from './state.js';
-import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
+import { scanNodeStates } from './state/state.js';
+import { readFileOrNull, withStateLock, writeFileAtomic } from './state/state-files.js';
 import { NO_TUNNEL, readTunnelHealth, tunnelDisableReason, type TunnelView } from './tunnel/health.js';
 import type { FleetEntry, NodeState } from './model/index.js';
 

@@ -11,7 +11,7 @@
  * others by their last poll.
  */
 import os from 'node:os';
-import { pidAlive } from './pid.js';
+import { pidAlive } from './state/pid.js';
 
 /** The fields of a Temporal PollerInfo read here. */
 export interface PollerLike {

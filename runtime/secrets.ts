@@ -1,6 +1,6 @@
 /**
  * The one home of the secret keys pulse knows and of their redaction in text: what goes into workflow history
- * (activity failures, state inputs: activities/errors.ts), the node state files (runtime/state.ts) and the env diff's
+ * (activity failures, state inputs: activities/errors.ts), the node state files (runtime/state/state.ts) and the env diff's
  * mask (runtime/plan/env-diff.ts). The node scripts redact on the node with the same keys (prelude.sh, status.sh).
  */
 

@@ -6,10 +6,10 @@ import { loadNodesConfig } from '../runtime/config/nodes.js';
 import { loadProfiles } from '../runtime/config/profiles.js';
 import { PulseError } from '../runtime/errors.js';
 import { NodePool } from '../runtime/node/connect.js';
-import { profilesDir, resolveNodesPath } from '../runtime/paths.js';
+import { profilesDir, resolveNodesPath } from '../runtime/state/paths.js';
 import * as steps from '../runtime/steps/index.js';
 import { publishFragment } from '../runtime/gateway.js';
-import { readNodeState, writeNodeState } from '../runtime/state.js';
+import { readNodeState, writeNodeState } from '../runtime/state/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
 
 /**

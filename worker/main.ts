@@ -13,7 +13,7 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { ActivityDeps, ActivityLogger, PulseActivities } from '../activities/index.js';
 import { PulseError } from '../runtime/errors.js';
-import { defaultStateDir } from '../runtime/state.js';
+import { defaultStateDir } from '../runtime/state/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../workflows/definitions.js';
 import { buildDeps, fileSource, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
@@ -30,7 +30,7 @@ export interface PulseWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  /** Default: $PULSE_STATE_DIR, else the XDG state dir (runtime/state.ts defaultStateDir). */
+  /** Default: $PULSE_STATE_DIR, else the XDG state dir (runtime/state/state.ts defaultStateDir). */
   stateDir?: string;
   /** The worker's own nodes.json, the authority over what its activities run. Default: $PULSE_NODES, else runtime/nodes.json. */
   nodesPath?: string;

@@ -14,7 +14,7 @@ import { connectTemporal, uiLink } from '../deploy-client/temporal.js';
  */
 async function refuseProtected(opts: CancelOptions): Promise<void> {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   let config;
   try {
     config = loadNodesConfig(resolveNodesPath(opts.nodes));

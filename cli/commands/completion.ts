@@ -13,7 +13,7 @@ async function names(what: string, nodes: string | undefined): Promise<string[]>
   }
   if (what === 'nodes') {
     const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
-    const { resolveNodesPath } = await import('../../runtime/paths.js');
+    const { resolveNodesPath } = await import('../../runtime/state/paths.js');
     return Object.keys(loadNodesConfig(resolveNodesPath(nodes)).nodes);
   }
   throw new PulseError('usage', `--list: "${what}" is not profiles or nodes`);

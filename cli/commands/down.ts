@@ -6,7 +6,7 @@ import { deployView } from '../deploy-view.js';
 
 async function buildPlan(opts: DownOptions): Promise<DownPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const { downPlanFor } = await import('../../runtime/plan/plan.js');
   return downPlanFor(loadNodesConfig(resolveNodesPath(opts.nodes)), { node: opts.node, yes: opts.yes }, new Date());
 }

@@ -6,9 +6,9 @@
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway.js';
-import { resolveNodesPath } from '../../runtime/paths.js';
+import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
-import { defaultStateDir } from '../../runtime/state.js';
+import { defaultStateDir } from '../../runtime/state/state.js';
 import type { FragmentOptions } from '../options.js';
 
 function endpointLine(e: EndpointChange): string {

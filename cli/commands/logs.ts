@@ -5,8 +5,8 @@
  * line leaves it. -f follows until Ctrl-C (exit 0), or until the container stops.
  */
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
-import { resolveNodesPath } from '../../runtime/paths.js';
-import { defaultStateDir, readNodeState } from '../../runtime/state.js';
+import { resolveNodesPath } from '../../runtime/state/paths.js';
+import { defaultStateDir, readNodeState } from '../../runtime/state/state.js';
 import { targetOf } from '../../runtime/config/nodes.js';
 import { readLogs, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
 import { plainText } from '../live-line.js';

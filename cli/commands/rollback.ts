@@ -20,8 +20,8 @@ function named(node: NodeConfig, to: string): string {
 
 async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequest; node: NodeConfig }> {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
+  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
   const { utc } = await import('../../runtime/format.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
@@ -44,7 +44,7 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
 async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<number> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { loadProfiles } = await import('../../runtime/config/profiles.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const { backupRecipeDir, buildRestorePlan, keyDifference } = await import('../../runtime/plan/restore.js');
   const { openSession } = await import('../../runtime/node/connect.js');
   const { readBackup } = await import('../../runtime/steps/index.js');

@@ -6,7 +6,7 @@
  */
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
 import { FAILURES } from '../../runtime/failures.js';
-import { resolveNodesPath } from '../../runtime/paths.js';
+import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { targetOf } from '../../runtime/config/nodes.js';
 import { checkSmokeAllowed, runSmoke, type SmokeResult } from '../../runtime/status/smoke.js';
 import type { SmokeOptions } from '../options.js';

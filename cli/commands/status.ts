@@ -7,8 +7,8 @@
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
-import { resolveNodesPath } from '../../runtime/paths.js';
-import { defaultStateDir } from '../../runtime/state.js';
+import { resolveNodesPath } from '../../runtime/state/paths.js';
+import { defaultStateDir } from '../../runtime/state/state.js';
 import { collectStatus, judged, selectNodes } from '../../runtime/status/collect.js';
 import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';

@@ -4,8 +4,8 @@
  * SIGINT; a clean stop disables the tunnelled endpoints. One line per event on stdout (journald adds the time).
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { resolveNodesPath } from '../../runtime/paths.js';
-import { defaultStateDir } from '../../runtime/state.js';
+import { resolveNodesPath } from '../../runtime/state/paths.js';
+import { defaultStateDir } from '../../runtime/state/state.js';
 import type { GlobalOptions } from '../options.js';
 
 export interface TunnelOptions extends GlobalOptions {

@@ -15,9 +15,9 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { loadProfiles } = await import('../../runtime/config/profiles.js');
   const { readOverlay } = await import('../../runtime/config/overlay.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const { upPlanFor } = await import('../../runtime/plan/plan.js');
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
+  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();
   const overlay = opts.overlay ? readOverlay(opts.overlay) : null;

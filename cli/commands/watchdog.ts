@@ -24,12 +24,12 @@ const PREFIX = watchdogScheduleId('');
 
 async function nodeConfig(opts: WatchdogOptions) {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   return nodeOf(loadNodesConfig(resolveNodesPath(opts.nodes)), opts.node);
 }
 
 async function record(node: string): Promise<WatchdogRecord | null> {
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state.js');
+  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
   return (await readNodeState(defaultStateDir(), node).catch(() => null))?.watchdog ?? null;
 }
 

@@ -33,7 +33,7 @@ export async function run(opts: WorkerRunOptions): Promise<number> {
     const { parseHostPort } = await import('../../worker/metrics.js');
     parseHostPort(metricsAddress, opts.metrics ? '--metrics' : 'PULSE_METRICS_ADDRESS'); // usage error before connecting
   }
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const bg = opts.background ? await backgroundTarget(opts) : null;
   const t = bg?.t ?? (await connectTemporal(opts));
   let lifetime: Parameters<typeof runWorker>[0]['lifetime'];

@@ -12,8 +12,8 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../../runtime/errors.js';
-import { profilesDir, resolveNodesPath } from '../../runtime/paths.js';
-import { pidAlive } from '../../runtime/pid.js';
+import { profilesDir, resolveNodesPath } from '../../runtime/state/paths.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 
 /**
  * The settings the worker's authority reads (worker/deps.ts: nodes.json and profiles; the state dir it writes; the

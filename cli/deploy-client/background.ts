@@ -5,7 +5,7 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pidAlive, tryPidLock } from '../../runtime/pid.js';
+import { pidAlive, tryPidLock } from '../../runtime/state/pid.js';
 import { PulseError } from '../../runtime/errors.js';
 import { liveBackgroundWorker, settingsDiff, spawnBackgroundWorker, stopBackgroundWorker, workerIdleS, workerSettings, type BackgroundWorkerInfo } from './background-worker.js';
 import { stateDir, type PulseTemporal } from './temporal.js';

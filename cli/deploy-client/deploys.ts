@@ -37,7 +37,7 @@ async function busy(t: PulseTemporal, node: string, workflowId: string, cause: u
  * when a start fails.
  */
 export async function stateDiskFull(summary: string, cause?: unknown): Promise<PulseError | null> {
-  const { stateDiskProblem } = await import('../../runtime/state-disk.js');
+  const { stateDiskProblem } = await import('../../runtime/state/state-disk.js');
   const p = stateDiskProblem(stateDir());
   return p ? new PulseError('precondition', `cannot start ${summary}: ${p}`, { hint: 'free space there, or point PULSE_STATE_DIR at another disk (the embedded Temporal server keeps its database there too)', cause }) : null;
 }

@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../../runtime/errors.js';
-import { pidAlive, tryPidLock } from '../../runtime/pid.js';
+import { pidAlive, tryPidLock } from '../../runtime/state/pid.js';
 import { stopBackgroundWorker } from './background-worker.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */

@@ -42,7 +42,7 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
     const bg = await ensureBackgroundWorker(t, { nodes: opts.nodes, gateway: !served.gateway });
     if ('pid' in bg) {
       say(`no pulse worker polled task queue ${missing}: ${bg.reused ? 'the' : 'started a'} background pulse worker (pid ${bg.pid}) runs the deploy; it goes on if this terminal closes and exits after ${bg.idleS} s with no deploy (log: ${bg.logFile})`);
-      const { pidAlive } = await import('../../runtime/pid.js');
+      const { pidAlive } = await import('../../runtime/state/pid.js');
       return { background: bg.pid, alive: () => pidAlive(bg.pid), stop: async () => undefined };
     }
     say(`could not start a background pulse worker (${bg.failed}): running one in this process instead; Ctrl-C then pauses the deploy`);
@@ -62,7 +62,7 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
   const connection = await NativeConnection.connect(workerConnectOptions(t.target));
   const logger = workerLogger(sdkLogger);
   // The gateway queue only when nobody serves it: state writes belong to the gateway host when one runs a worker.
-  const { resolveNodesPath } = await import('../../runtime/paths.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   // The same nodes.json as this command (--nodes / PULSE_NODES): the worker checks every plan against it.
   const nodesPath = resolveNodesPath(opts.nodes);
   const worker = await createPulseWorker({ connection, namespace: t.target.namespace, taskQueue: TASK_QUEUE, stateDir: stateDir(), nodesPath, logger, gateway: !served.gateway });

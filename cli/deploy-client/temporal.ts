@@ -5,7 +5,7 @@
  */
 import type { Client, Connection } from '@temporalio/client';
 import { PulseError } from '../../runtime/errors.js';
-import { defaultStateDir } from '../../runtime/state.js';
+import { defaultStateDir } from '../../runtime/state/state.js';
 import { ensureEmbeddedServer, runningEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { diagnoseTls } from './temporal-tls-probe.js';
 import { quietIpServernameWarning, readTlsEnv, type TlsSettings, type TlsVars } from './temporal-tls.js';
@@ -36,7 +36,7 @@ export interface PulseTemporal {
   close(): Promise<void>;
 }
 
-/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime (runtime/state.ts). */
+/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime (runtime/state/state.ts). */
 export function stateDir(env: Env = process.env): string {
   return defaultStateDir(env);
 }

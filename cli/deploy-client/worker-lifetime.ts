@@ -3,7 +3,7 @@
  * embedded server it serves is gone (its pid: `stopEmbeddedServer`, the demo's cleanup, a test's teardown, a crash),
  * and after PULSE_WORKER_IDLE_S seconds in a row with no deploy open, no step running and no watchdog schedule.
  */
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 import type { PulseWorker } from '../../worker/main.js';
 import type { PulseTemporal } from './temporal.js';
 import { openDeploys, watchdogSchedules } from './presence.js';

@@ -1,5 +1,5 @@
 /** One entry for the CLI: load nodes.json, the profiles and an overlay the way every command does. */
-import { resolveNodesPath } from '../paths.js';
+import { resolveNodesPath } from '../state/paths.js';
 import { loadNodesConfig, type NodesConfig } from './nodes.js';
 import { readOverlay, type Overlay } from './overlay.js';
 import type { Profile } from './profile.js';

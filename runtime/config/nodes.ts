@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { PulseError } from '../errors.js';
 import type { NodeTarget } from '../model/index.js';
 import { unknownName } from '../suggest.js';
-import { displayPath } from '../paths.js';
+import { displayPath } from '../state/paths.js';
 import { parseDockerArgs } from './docker-args.js';
 import { NodesFileSchema, type NodeConfig, type NodesFile, type RecipeConfig } from './nodes-schema.js';
 import { isLoopback } from './safe.js';

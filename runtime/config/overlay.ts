@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PulseError } from '../errors.js';
-import { displayPath } from '../paths.js';
+import { displayPath } from '../state/paths.js';
 import { wordProblem } from './safe.js';
 import { duplicateMountTarget, parseDockerArgs, type DockerPair } from './docker-args.js';
 

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { PulseError } from '../errors.js';
 import { unknownName } from '../suggest.js';
-import { displayPath, profilesDir } from '../paths.js';
+import { displayPath, profilesDir } from '../state/paths.js';
 import { parseProfile, type Profile } from './profile.js';
 
 /** Every `*.env` in `dir`, parsed, sorted by name. A bad profile fails the whole load with its file:line. */

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../paths.js';
+import { repoRoot } from '../state/paths.js';
 import { nodesJsonSchema } from './nodes-schema.js';
 
 /** The exact text of runtime/nodes.schema.json. */

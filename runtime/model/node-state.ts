@@ -64,7 +64,7 @@ export interface WatchdogRecord {
 }
 
 /**
- * The last up that verified on the node (runtime/last-good.ts keeps it). Its .env is the live one until a later up
+ * The last up that verified on the node (runtime/state/last-good.ts keeps it). Its .env is the live one until a later up
  * replaces it; that up's backup then holds its exact bytes (`backupPath`), and backup pruning never removes that file.
  */
 export interface LastKnownGood {

@@ -11,7 +11,7 @@ import type { Profile } from '../config/profile.js';
 import { profileOf } from '../config/profiles.js';
 import { isLoopback } from '../config/safe.js';
 import { PulseError } from '../errors.js';
-import { protectedBackup } from '../last-good.js';
+import { protectedBackup } from '../state/last-good.js';
 import { utc } from '../format.js';
 import { renderEnv } from './render.js';
 import { vllmInt } from '../vllm-int.js';
@@ -34,7 +34,7 @@ export interface UpPlanOptions {
   minMemGib?: number | undefined;
   /** The command back to the previous profile, from the node state (the caller reads it). */
   rollbackHint?: string | null | undefined;
-  /** The backup that last known good points to (runtime/last-good.ts), which pruning keeps; from the node state. */
+  /** The backup that last known good points to (runtime/state/last-good.ts), which pruning keeps; from the node state. */
   protectBackup?: string | null | undefined;
 }
 
@@ -210,7 +210,7 @@ export function rollbackHintOf(state: NodeState | null, node: string, isProtecte
 
 /**
  * A real up's plan, as `pulse model up` and a rollout's node both make it: the node's state keeps the backup last
- * known good points to (never pruned, runtime/last-good.ts) and gives the rollback command; the refusals checked;
+ * known good points to (never pruned, runtime/state/last-good.ts) and gives the rollback command; the refusals checked;
  * --auto-rollback, or the node's autoRollback in nodes.json.
  */
 export function upPlanFor(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, opts: Omit<UpPlanOptions, 'protectBackup' | 'rollbackHint'> & { autoRollback: boolean }, state: NodeState | null, now: Date): UpPlan {

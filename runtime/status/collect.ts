@@ -6,7 +6,7 @@
 import { PulseError } from '../errors.js';
 import { failureOf } from '../node/outcome.js';
 import { probeHost } from '../steps/inputs.js';
-import { readNodeStateSync } from '../state.js';
+import { readNodeStateSync } from '../state/state.js';
 import { nodeOf, targetOf, type NodesConfig, type NodeConfig } from '../config/nodes.js';
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
 import type { NodeLock, NodeState } from '../model/index.js';

@@ -164,7 +164,7 @@ export interface NodeStatus {
   /** nvidia-smi compute processes, information only; null when nvidia-smi did not answer. */
   gpuProcesses: GpuProcess[] | null;
   lastDeploy: LastDeploy | null;
-  /** The last verified up (runtime/last-good.ts): what `rollback` without --to goes back to. null: none saved. */
+  /** The last verified up (runtime/state/last-good.ts): what `rollback` without --to goes back to. null: none saved. */
   lastKnownGood: LastKnownGood | null;
   /** The scheduled health watch's last record (`pulse model watchdog`; runtime/watchdog.ts): null while none ran. */
   watchdog: WatchdogRecord | null;

@@ -4,8 +4,8 @@
  * `pulse model status` read it. No ssh2 here: `pulse model fragment` reads this file and stays local-only.
  */
 import path from 'node:path';
-import { pidAlive } from '../pid.js';
-import { readFileOrNull, writeFileAtomic } from '../state-files.js';
+import { pidAlive } from '../state/pid.js';
+import { readFileOrNull, writeFileAtomic } from '../state/state-files.js';
 import type { FleetEntry } from '../model/index.js';
 
 /** One node's tunnel, as `pulse tunnel` last saw it. */

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stopBackgroundWorker } from '../../cli/deploy-client/background-worker.js';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import type { Sim } from '../sim/index.js';
 import { backgroundWorkerPid, runCli, startCli, waitForOutput } from '../helpers/cli.js';

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim } from '../sim/index.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, tempDir } from '../helpers/cli.js';

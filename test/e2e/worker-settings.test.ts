@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 import type { Sim } from '../sim/index.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { envBodySha256, parseEnvHeader } from '../../runtime/plan/render.js';
-import { readNodeStateSync } from '../../runtime/state.js';
+import { readNodeStateSync } from '../../runtime/state/state.js';
 import { loadNodesConfig } from '../../runtime/config/index.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
 import type { Outcome, Stack } from './stack.js';

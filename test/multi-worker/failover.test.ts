@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fragmentPath } from '../../runtime/gateway.js';
-import { readNodeStateSync } from '../../runtime/state.js';
+import { readNodeStateSync } from '../../runtime/state/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { DeployResult } from '../../runtime/model/index.js';
 import { startRig } from '../engine/rig.js';

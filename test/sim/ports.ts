@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 
 const LOW = 20000;
 const HIGH = 32000;

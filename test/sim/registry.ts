@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { killNamespaces, mountTag } from './procs.js';
-import { pidAlive } from '../../runtime/pid.js';
+import { pidAlive } from '../../runtime/state/pid.js';
 
 /** What the registry needs of a started sim (index.ts Sim). */
 interface Sim {

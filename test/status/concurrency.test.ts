@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fragmentPath } from '../../runtime/gateway.js';
-import { readAllNodeStates, writeNodeState } from '../../runtime/state.js';
+import { readAllNodeStates, writeNodeState } from '../../runtime/state/state.js';
 import { publishFragment } from '../../runtime/gateway.js';
 import { fleetEntry, nodeState, tempDir } from './fixtures.js';
 

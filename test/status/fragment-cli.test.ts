@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeNodeState } from '../../runtime/state.js';
+import { writeNodeState } from '../../runtime/state/state.js';
 import { nodeState, tempDir } from './fixtures.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 

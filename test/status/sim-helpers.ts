@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sha256OfLines } from '../../runtime/config/env-header.js';
-import { writeNodeState } from '../../runtime/state.js';
+import { writeNodeState } from '../../runtime/state/state.js';
 import { startSim, PROFILE_IMAGE, MODEL_ID, RECIPE_NAME } from '../sim/index.js';
 import type { Sim, SimNode } from '../sim/index.js';
 import type { NodeState } from '../../runtime/model/index.js';

@@ -4,8 +4,8 @@ import { readFileSync, statSync, writeFileSync, mkdirSync, readdirSync } from 'n
 import path from 'node:path';
 import {
   defaultStateDir, nodeStatePath, readAllNodeStates, readNodeState, writeNodeState,
-} from '../../runtime/state.js';
-import { withStateLock } from '../../runtime/state-files.js';
+} from '../../runtime/state/state.js';
+import { withStateLock } from '../../runtime/state/state-files.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { nodeState, tempDir } from './fixtures.js';
 

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadNodesConfig, type NodesConfig } from '../../runtime/config/nodes.js';
 import { openSession } from '../../runtime/node/connect.js';
 import { statusOfNode } from '../../runtime/status/collect.js';
-import { readNodeStateSync } from '../../runtime/state.js';
+import { readNodeStateSync } from '../../runtime/state/state.js';
 import { checkOf, judge, watchdogStatusRequest, type Judgement } from '../../runtime/watchdog.js';
 import type { WatchdogCheck } from '../../runtime/model/index.js';
 import type { RequestRecord } from '../sim/node-records.js';

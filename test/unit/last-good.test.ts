@@ -1,7 +1,7 @@
-/** Last known good (runtime/last-good.ts): set by a verified up, kept by a failed one, pointed at the backup. */
+/** Last known good (runtime/state/last-good.ts): set by a verified up, kept by a failed one, pointed at the backup. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nextLastKnownGood, protectedBackup } from '../../runtime/last-good.js';
+import { nextLastKnownGood, protectedBackup } from '../../runtime/state/last-good.js';
 import type { EnvIdentity, NodeState } from '../../runtime/model/index.js';
 
 const A: EnvIdentity = { sha256: 'a'.repeat(64), profile: 'stable', overlay: 'none' };

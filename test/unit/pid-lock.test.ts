@@ -1,5 +1,5 @@
 /**
- * The pid lock file (runtime/pid.ts tryPidLock), the start lock of the embedded server and of its background worker:
+ * The pid lock file (runtime/state/pid.ts tryPidLock), the start lock of the embedded server and of its background worker:
  * one holder at a time, the lock always holds its holder's pid, and a lock whose holder died (or that holds no pid)
  * is taken over in the same try.
  */
@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { tryPidLock } from '../../runtime/pid.js';
+import { tryPidLock } from '../../runtime/state/pid.js';
 import { removeDir, tempDir } from '../helpers/cli.js';
 
 test('a pid lock: taken with our pid in it, refused while held (the holder named), free again after release', async () => {

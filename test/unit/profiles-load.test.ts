@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadProfiles, profileOf } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
-import { profilesDir } from '../../runtime/paths.js';
+import { profilesDir } from '../../runtime/state/paths.js';
 
 function withDir(files: Record<string, string>, fn: (dir: string) => void): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pulse-profiles-'));

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { readinessHistoryAfter, readinessOnStart } from '../../activities/readiness-history.js';
 import type { EnvIdentity, NodeState } from '../../runtime/model/index.js';
 import { about, estimateOf, estimateWords, KEEP_IN_ALL, KEEP_PER_PROFILE, readinessEstimate, recordReadiness, samplesOf, slowerThanUsual } from '../../runtime/readiness-eta.js';
-import { readNodeState, writeNodeState } from '../../runtime/state.js';
+import { readNodeState, writeNodeState } from '../../runtime/state/state.js';
 
 const A: EnvIdentity = { sha256: 'a'.repeat(64), profile: 'best', overlay: 'none' };
 const A2: EnvIdentity = { sha256: 'c'.repeat(64), profile: 'best', overlay: 'none' };

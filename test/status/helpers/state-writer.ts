@@ -3,7 +3,7 @@
  * each write, as an up/down activity does. argv: stateDir node count fleetJson
  */
 import { publishFragment } from '../../../runtime/gateway.js';
-import { writeNodeState } from '../../../runtime/state.js';
+import { writeNodeState } from '../../../runtime/state/state.js';
 import type { FleetEntry } from '../../../runtime/model/index.js';
 import { nodeState } from '../fixtures.js';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, statfsSync } from 'node:fs';
 import path from 'node:path';
-import { PulseError } from './errors.js';
+import { PulseError } from '../errors.js';
 
 /** errno codes that mean "the disk is full", not "this file is wrong". */
 const FULL = new Set(['ENOSPC', 'EDQUOT']);

@@ -8,7 +8,7 @@ import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rena
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { PulseError } from './errors.js';
+import { PulseError } from '../errors.js';
 import { pidAlive } from './pid.js';
 import { diskError } from './state-disk.js';
 

@@ -8,8 +8,8 @@
  *   the last known good's (same identity as preflight saw), the backup now holds its exact bytes: `backupPath`.
  * - A down keeps it: the .env stays on the node.
  */
-import type { EnvIdentity, LastKnownGood, NodeState } from './model/index.js';
-import { sameIdentity } from './config/env-header.js';
+import type { EnvIdentity, LastKnownGood, NodeState } from '../model/index.js';
+import { sameIdentity } from '../config/env-header.js';
 
 /** What the publish step knows about the write it reports. */
 export interface StateChange {

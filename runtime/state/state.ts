@@ -7,10 +7,10 @@
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PulseError } from './errors.js';
-import { redactSecrets } from './secrets.js';
+import { PulseError } from '../errors.js';
+import { redactSecrets } from '../secrets.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
-import type { NodeState, NodeStateKind } from './model/index.js';
+import type { NodeState, NodeStateKind } from '../model/index.js';
 
 const KINDS: readonly NodeStateKind[] = ['up', 'down', 'failed', 'starting'];
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
