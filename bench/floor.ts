@@ -1,7 +1,7 @@
 /** The floor of the benchmarks: pulse's node scripts back to back over one connection, no Temporal, no sleeps. */
 import type { NodeSession } from '../runtime/node/types.js';
 import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv } from '../runtime/steps/index.js';
-import { publishFragment } from '../runtime/gateway.js';
+import { publishFragment } from '../runtime/gateway/gateway.js';
 import { writeNodeState } from '../runtime/state/state.js';
 import type { UpPlan } from '../runtime/model/index.js';
 import type { Stack } from '../test/helpers/stack.js';

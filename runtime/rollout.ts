@@ -6,11 +6,11 @@
 import type { NodesConfig } from './config/nodes.js';
 import type { Profile } from './config/profile.js';
 import { PulseError } from './errors.js';
-import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway.js';
+import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway/gateway.js';
 import { downPlanFor, fleetOf, upPlanFor } from './plan/plan.js';
 import { scanNodeStates } from './state/state.js';
 import { readFileOrNull } from './state/state-files.js';
-import { NO_TUNNEL, readTunnelHealth } from './tunnel/health.js';
+import { NO_TUNNEL, readTunnelHealth } from './gateway/tunnel/health.js';
 import type { DownPlan, FleetEntry, GuardVerdict, NodeState, RolloutRequest, UpPlan } from './model/index.js';
 
 

@@ -8,7 +8,7 @@ import { PulseError } from '../runtime/errors.js';
 import { NodePool } from '../runtime/node/connect.js';
 import { profilesDir, resolveNodesPath } from '../runtime/state/paths.js';
 import * as steps from '../runtime/steps/index.js';
-import { publishFragment } from '../runtime/gateway.js';
+import { publishFragment } from '../runtime/gateway/gateway.js';
 import { readNodeState, writeNodeState } from '../runtime/state/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
 

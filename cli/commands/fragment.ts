@@ -5,7 +5,7 @@
  * loads neither the Temporal SDK nor ssh2.
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway.js';
+import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway/gateway.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
 import { defaultStateDir } from '../../runtime/state/state.js';

@@ -1,6 +1,6 @@
 /**
  * `pulse tunnel`: on the gateway host, keep an ssh port forward to each node with gatewayTunnel in nodes.json
- * (runtime/tunnel), and keep their endpoints in the gateway backend file in step with it. Runs until SIGTERM or
+ * (runtime/gateway/tunnel), and keep their endpoints in the gateway backend file in step with it. Runs until SIGTERM or
  * SIGINT; a clean stop disables the tunnelled endpoints. One line per event on stdout (journald adds the time).
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
@@ -15,7 +15,7 @@ export interface TunnelOptions extends GlobalOptions {
 
 export async function run(opts: TunnelOptions): Promise<number> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
-  const { runTunnels } = await import('../../runtime/tunnel/run.js');
+  const { runTunnels } = await import('../../runtime/gateway/tunnel/run.js');
   const stop = new AbortController();
   const onSignal = (): void => stop.abort();
   process.once('SIGTERM', onSignal);

@@ -11,7 +11,7 @@ import { nodeOf, targetOf, type NodesConfig, type NodeConfig } from '../config/n
 import type { NodeSession, NodeTarget, RemoteResult } from '../node/types.js';
 import type { NodeLock, NodeState } from '../model/index.js';
 import { nodeLock } from '../steps/lock.js';
-import { tunnelStatusOf } from '../tunnel/health.js';
+import { tunnelStatusOf } from '../gateway/tunnel/health.js';
 import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memoryOf, recordsOf } from './parse.js';
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';

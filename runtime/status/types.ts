@@ -5,7 +5,7 @@
  */
 import type { LastKnownGood, NodeLock, WatchdogRecord, NodeStateKind, ReadinessEstimate, ServerPhase } from '../model/index.js';
 import type { LogConfigStatus } from './log-config.js';
-import type { TunnelStatus } from '../tunnel/health.js';
+import type { TunnelStatus } from '../gateway/tunnel/health.js';
 
 export type { LogConfigStatus } from './log-config.js';
 
@@ -175,7 +175,7 @@ export interface NodeStatus {
    */
   lock: NodeLock | null;
   gpuProbe: GpuProbeStatus | null;
-  /** nodes.json gatewayTunnel: the `pulse tunnel` health of this node (runtime/tunnel/health.ts); null without one. */
+  /** nodes.json gatewayTunnel: the `pulse tunnel` health of this node (runtime/gateway/tunnel/health.ts); null without one. */
   tunnel: TunnelStatus | null;
   /** One health word with one meaning (runtime/status/verdict.ts): serving, running, starting, deploying, stopped, failing, failed, down, unreachable. */
   verdict: HealthWord;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
 import { servingEndpoint } from '../../runtime/rollout.js';
-import type { TunnelHealth } from '../../runtime/tunnel/health.js';
+import type { TunnelHealth } from '../../runtime/gateway/tunnel/health.js';
 
 export interface Endpoint {
   name: string;

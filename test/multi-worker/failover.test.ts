@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fragmentPath } from '../../runtime/gateway.js';
+import { fragmentPath } from '../../runtime/gateway/gateway.js';
 import { readNodeStateSync } from '../../runtime/state/state.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { DeployResult } from '../../runtime/model/index.js';

@@ -16,7 +16,7 @@ import { connect as connectTcp } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { openSshTransport } from '../../runtime/node/ssh.js';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
-import { runTunnels } from '../../runtime/tunnel/run.js';
+import { runTunnels } from '../../runtime/gateway/tunnel/run.js';
 import { freePort } from '../helpers/dev-server.js';
 import { endpointOf } from '../helpers/tunnel.js';
 import { until } from '../helpers/until.js';

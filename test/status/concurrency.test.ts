@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fragmentPath } from '../../runtime/gateway.js';
+import { fragmentPath } from '../../runtime/gateway/gateway.js';
 import { readAllNodeStates, writeNodeState } from '../../runtime/state/state.js';
-import { publishFragment } from '../../runtime/gateway.js';
+import { publishFragment } from '../../runtime/gateway/gateway.js';
 import { fleetEntry, nodeState, tempDir } from './fixtures.js';
 
 const writer = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'state-writer.js');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildFragment, disableReason, fragmentPath, operatorSteps, publishFragment } from '../../runtime/gateway.js';
+import { buildFragment, disableReason, fragmentPath, operatorSteps, publishFragment } from '../../runtime/gateway/gateway.js';
 import { writeNodeState } from '../../runtime/state/state.js';
 import { isPulseError } from '../../runtime/errors.js';
 import type { NodeState } from '../../runtime/model/index.js';

@@ -1,13 +1,13 @@
-/** The gateway backend file's rules for a node behind `pulse tunnel` (runtime/tunnel/health.ts, runtime/gateway.ts). */
+/** The gateway backend file's rules for a node behind `pulse tunnel` (runtime/gateway/tunnel/health.ts, runtime/gateway/gateway.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildFragment, publishFragment } from '../../runtime/gateway.js';
+import { buildFragment, publishFragment } from '../../runtime/gateway/gateway.js';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
-import { tunnelSpecs } from '../../runtime/tunnel/run.js';
-import { writeTunnelHealth, type TunnelHealth, type TunnelNodeHealth, type TunnelView } from '../../runtime/tunnel/health.js';
+import { tunnelSpecs } from '../../runtime/gateway/tunnel/run.js';
+import { writeTunnelHealth, type TunnelHealth, type TunnelNodeHealth, type TunnelView } from '../../runtime/gateway/tunnel/health.js';
 import type { FleetEntry, NodeState } from '../../runtime/model/index.js';
 import { fleetEntry, nodeState, tempDir } from './fixtures.js';
 

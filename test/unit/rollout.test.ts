@@ -11,7 +11,7 @@ import { loadProfiles } from '../../runtime/config/profiles.js';
 import { ownUpPlan } from '../../runtime/plan/plan-check.js';
 import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
 import { writeNodeState } from '../../runtime/state/state.js';
-import { writeTunnelHealth, type TunnelHealth } from '../../runtime/tunnel/health.js';
+import { writeTunnelHealth, type TunnelHealth } from '../../runtime/gateway/tunnel/health.js';
 import type { NodeState, RolloutRequest, UpPlan } from '../../runtime/model/index.js';
 import { removeDir, tempDir } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';

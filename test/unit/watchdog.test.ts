@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { checkOf, healDecision, judge, nextRecord, watchdogLine, watchdogRequestProblem, watchdogStatusRequest } from '../../runtime/watchdog.js';
 import { healthOf } from '../../runtime/status/parse.js';
 import type { NodeStatus } from '../../runtime/status/types.js';
-import { disableReason } from '../../runtime/gateway.js';
+import { disableReason } from '../../runtime/gateway/gateway.js';
 import type { FleetEntry, NodeState, WatchdogCheck, WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
 
 const STATE: NodeState = {

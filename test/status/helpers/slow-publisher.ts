@@ -4,7 +4,7 @@
  * insideFile goFile
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { publishFragment } from '../../../runtime/gateway.js';
+import { publishFragment } from '../../../runtime/gateway/gateway.js';
 import type { FleetEntry } from '../../../runtime/model/index.js';
 
 const [stateDir, fleetJson, insideFile, goFile] = process.argv.slice(2) as [string, string, string, string];

@@ -2,7 +2,7 @@
  * Child process of the concurrency test: writes its node's state `count` times, publishing the fragment after
  * each write, as an up/down activity does. argv: stateDir node count fleetJson
  */
-import { publishFragment } from '../../../runtime/gateway.js';
+import { publishFragment } from '../../../runtime/gateway/gateway.js';
 import { writeNodeState } from '../../../runtime/state/state.js';
 import type { FleetEntry } from '../../../runtime/model/index.js';
 import { nodeState } from '../fixtures.js';

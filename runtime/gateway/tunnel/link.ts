@@ -6,8 +6,8 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { openSshTransport, type SshTransport } from '../node/ssh.js';
-import type { NodeTarget } from '../node/types.js';
+import { openSshTransport, type SshTransport } from '../../node/ssh.js';
+import type { NodeTarget } from '../../node/types.js';
 import type { TunnelNodeHealth } from './health.js';
 
 export interface TunnelSpec {

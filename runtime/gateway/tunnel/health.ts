@@ -1,12 +1,12 @@
 /**
- * The tunnel's health file, $PULSE_STATE_DIR/tunnel.json. `pulse tunnel` (runtime/tunnel/run.ts) rewrites it
- * atomically on every change of a node's tunnel; the gateway backend file's rules (runtime/gateway.ts) and
+ * The tunnel's health file, $PULSE_STATE_DIR/tunnel.json. `pulse tunnel` (runtime/gateway/tunnel/run.ts) rewrites it
+ * atomically on every change of a node's tunnel; the gateway backend file's rules (runtime/gateway/gateway.ts) and
  * `pulse model status` read it. No ssh2 here: `pulse model fragment` reads this file and stays local-only.
  */
 import path from 'node:path';
-import { pidAlive } from '../state/pid.js';
-import { readFileOrNull, writeFileAtomic } from '../state/state-files.js';
-import type { FleetEntry } from '../model/index.js';
+import { pidAlive } from '../../state/pid.js';
+import { readFileOrNull, writeFileAtomic } from '../../state/state-files.js';
+import type { FleetEntry } from '../../model/index.js';
 
 /** One node's tunnel, as `pulse tunnel` last saw it. */
 export interface TunnelNodeHealth {

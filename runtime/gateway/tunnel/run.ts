@@ -3,11 +3,11 @@
  * tunnel rewrites $PULSE_STATE_DIR/tunnel.json and then the gateway backend file (publishFragment, under the state
  * lock like every other writer), so a tunnelled endpoint is enabled exactly while its tunnel is up and answers.
  */
-import type { NodesConfig } from '../config/nodes.js';
-import { isLoopback } from '../config/safe.js';
-import { PulseError } from '../errors.js';
+import type { NodesConfig } from '../../config/nodes.js';
+import { isLoopback } from '../../config/safe.js';
+import { PulseError } from '../../errors.js';
 import { publishFragment } from '../gateway.js';
-import { fleetOf } from '../plan/plan.js';
+import { fleetOf } from '../../plan/plan.js';
 import { writeTunnelHealth, type TunnelHealth } from './health.js';
 import { DEFAULT_TIMINGS, NodeTunnel, type Opener, type TunnelSpec, type TunnelTimings } from './link.js';
 

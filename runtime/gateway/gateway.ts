@@ -5,11 +5,11 @@
  * --config. Pulse never contacts or restarts the gateway; it prints the operator's steps (operatorSteps).
  */
 import path from 'node:path';
-import { PulseError } from './errors.js';
-import { scanNodeStates } from './state/state.js';
-import { readFileOrNull, withStateLock, writeFileAtomic } from './state/state-files.js';
+import { PulseError } from '../errors.js';
+import { scanNodeStates } from '../state/state.js';
+import { readFileOrNull, withStateLock, writeFileAtomic } from '../state/state-files.js';
 import { NO_TUNNEL, readTunnelHealth, tunnelDisableReason, type TunnelView } from './tunnel/health.js';
-import type { FleetEntry, NodeState } from './model/index.js';
+import type { FleetEntry, NodeState } from '../model/index.js';
 
 /** The model id clients (Codex) send to the gateway; the gateway's own default for its qwen38 model. */
 export const GATEWAY_MODEL_ID = 'qwen3.8-flash-next';
