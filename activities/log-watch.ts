@@ -10,7 +10,7 @@
  * follows keep ending soon; meanwhile the wait has its periodic probe.
  */
 import type { ServerPhase } from '../runtime/model/index.js';
-import { isStartupComplete, readServerLog } from '../runtime/vllm-phase.js';
+import { isStartupComplete, readServerLog } from '../runtime/vllm/phase.js';
 
 /** Starts one follow: lines to `onLine`; resolves true when the log ended (the container stopped). */
 export type Follow = (onLine: (line: string) => void, signal: AbortSignal) => Promise<boolean>;

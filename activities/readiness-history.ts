@@ -1,10 +1,10 @@
 /**
  * The state step's share of the readiness estimate (issue 18 item 3): a verified up after a start appends its
  * readiness duration to the node's short list, every other write keeps the list, and the `starting` write answers
- * with the estimate for the start that follows (the workflow shows it; runtime/readiness-eta.ts computes it).
+ * with the estimate for the start that follows (the workflow shows it; runtime/vllm/readiness-eta.ts computes it).
  */
 import type { NodeState, ReadinessEstimate } from '../runtime/model/index.js';
-import { readinessEstimate, readinessSecondsOf, recordReadiness, samplesOf } from '../runtime/readiness-eta.js';
+import { readinessEstimate, readinessSecondsOf, recordReadiness, samplesOf } from '../runtime/vllm/readiness-eta.js';
 
 type Fields = Pick<NodeState, 'state' | 'action' | 'identity'>;
 

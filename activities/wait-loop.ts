@@ -25,7 +25,7 @@ import type { StepOptions } from '../runtime/steps/index.js';
 import { FAILURES } from '../runtime/failures.js';
 import type { WaitProgress } from '../runtime/model/index.js';
 import { classify, toFailure } from './errors.js';
-import { serverLogOf } from '../runtime/vllm-phase.js';
+import { serverLogOf } from '../runtime/vllm/phase.js';
 
 /**
  * What a wait that timed out did not see, in words. The saga puts the step in front (`readiness: …`), so the step's

@@ -13,7 +13,7 @@ import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
 import { LogWatch } from './log-watch.js';
 import { pollUntil, QUICK_PROBES } from './wait-loop.js';
-import { estimateOf } from '../runtime/readiness-eta.js';
+import { estimateOf } from '../runtime/vllm/readiness-eta.js';
 
 /** A readiness memo from a checkpoint (untrusted JSON from the heartbeat), or null. */
 function seenOf(memo: unknown): ReadinessSeen | null {

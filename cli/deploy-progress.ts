@@ -5,8 +5,8 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployProgress, WaitProgress } from '../runtime/model/index.js';
 import type { DeployInProgress } from '../runtime/status/types.js';
-import { serverLogOf } from '../runtime/vllm-phase.js';
-import { estimateOf } from '../runtime/readiness-eta.js';
+import { serverLogOf } from '../runtime/vllm/phase.js';
+import { estimateOf } from '../runtime/vllm/readiness-eta.js';
 
 /** `step 7/9 readiness` → 7 and 9, from the running step's title. */
 export function stepNumber(p: DeployProgress | null): { stepIndex: number | null; stepCount: number | null } {

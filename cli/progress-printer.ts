@@ -5,7 +5,7 @@
  * heartbeat line a minute, with no control character. `quiet` keeps only the result and what went wrong.
  */
 import type { DeployResult, ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
-import { about, slowerThanUsual } from '../runtime/readiness-eta.js';
+import { about, slowerThanUsual } from '../runtime/vllm/readiness-eta.js';
 import { duration as durationOf } from '../runtime/format.js';
 import { hasServerView, plainWaitLine, waitLine, type WaitLineInput } from './wait-line.js';
 import type { FollowOutcome } from './follow-outcome.js';

@@ -9,7 +9,7 @@
  */
 import type { ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
 import { duration } from '../runtime/format.js';
-import { about } from '../runtime/readiness-eta.js';
+import { about } from '../runtime/vllm/readiness-eta.js';
 import { columnsOf, cut, plainText } from './live-line.js';
 
 const BAR_CELLS = 14;

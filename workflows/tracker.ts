@@ -104,7 +104,7 @@ export class StepTracker {
   }
 }
 
-/** `usually ~15 min here (5 earlier starts)`; the CLI words it itself (runtime/readiness-eta.ts, not in the bundle). */
+/** `usually ~15 min here (5 earlier starts)`; the CLI words it itself (runtime/vllm/readiness-eta.ts, not in the bundle). */
 function estimateText(e: ReadinessEstimate): string {
   if (e.estimateS === null) return 'first start of this profile here';
   const m = Math.max(1, Math.round(e.estimateS / 60));

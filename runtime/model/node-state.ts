@@ -28,7 +28,7 @@ export interface NodeState {
   previousProfile: string | null;
   /** The last verified up on the node (absent in state files written before it existed). */
   lastKnownGood?: LastKnownGood | null;
-  /** Readiness durations of the node's recent successful starts (runtime/readiness-eta.ts; absent in older files). */
+  /** Readiness durations of the node's recent successful starts (runtime/vllm/readiness-eta.ts; absent in older files). */
   readinessHistory?: ReadinessSample[];
   /** The scheduled health watch's record (`pulse model watchdog`; runtime/watchdog.ts); absent while none ran. */
   watchdog?: WatchdogRecord | null;

@@ -7,7 +7,7 @@ export interface WaitProgress {
   lastAnswer: string;
   elapsedS: number;
   timeoutS: number;
-  /** Readiness: the server's own phase, read from the tail of the container log (runtime/vllm-phase.ts). */
+  /** Readiness: the server's own phase, read from the tail of the container log (runtime/vllm/phase.ts). */
   phase?: ServerPhase | null;
   /** Readiness: the container log's last line (cut), shown when no known phase was seen yet. */
   lastLine?: string | null;
@@ -15,7 +15,7 @@ export interface WaitProgress {
   estimate?: ReadinessEstimate;
 }
 
-/** Where a starting vLLM server is, from the lines it logs (runtime/vllm-phase.ts reads them). */
+/** Where a starting vLLM server is, from the lines it logs (runtime/vllm/phase.ts reads them). */
 export interface ServerPhase {
   id: 'starting' | 'weights' | 'loaded' | 'compiling' | 'kv-cache' | 'cuda-graphs' | 'api-server';
   /** The words shown: `loading weights 23/38`, `CUDA graph capture 30/67`, `KV cache allocated (1,234,560 tokens)`. */
@@ -25,7 +25,7 @@ export interface ServerPhase {
   total?: number;
 }
 
-/** One successful start's readiness wait, kept in the node state (runtime/readiness-eta.ts bounds the list). */
+/** One successful start's readiness wait, kept in the node state (runtime/vllm/readiness-eta.ts bounds the list). */
 export interface ReadinessSample {
   profile: string;
   /** The .env identity's sha256 (runtime/model/plan.ts EnvIdentity). */
@@ -38,7 +38,7 @@ export interface ReadinessSample {
 
 /**
  * How long readiness usually takes on this node, from the readiness durations of earlier successful starts
- * (runtime/readiness-eta.ts): of the same .env identity when there are some, else of the same profile.
+ * (runtime/vllm/readiness-eta.ts): of the same .env identity when there are some, else of the same profile.
  */
 export interface ReadinessEstimate {
   /** The estimate (median of the recent durations), or null for a first start of this profile on the node. */

@@ -14,7 +14,7 @@ import { PulseError } from '../errors.js';
 import { protectedBackup } from '../state/last-good.js';
 import { utc } from '../format.js';
 import { renderEnv } from './render.js';
-import { vllmInt } from '../vllm-int.js';
+import { vllmInt } from '../vllm/int.js';
 
 /** READY_TIMEOUT_S of start.sh when a profile does not set it. */
 export const DEFAULT_READY_TIMEOUT_S = 1800;

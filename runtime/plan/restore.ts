@@ -19,7 +19,7 @@ import { PulseError } from '../errors.js';
 import type { PlanMount, UpPlan } from '../model/index.js';
 import { DEFAULT_READY_TIMEOUT_S, fleetOf, ownBackupPath, stampOf } from './plan.js';
 import { utc } from '../format.js';
-import { vllmInt } from '../vllm-int.js';
+import { vllmInt } from '../vllm/int.js';
 
 /** The profile name of a .env without a pulse header that --force restored (it names no profile). */
 export const UNMANAGED_PROFILE = 'unmanaged';

@@ -10,7 +10,7 @@
 #   PULSE_LOG_PATH    deploy only, optional: the start log the controller's node state names; else the newest
 #                     logs/pulse-up-*.log of the chosen recipe
 #   PULSE_LOG_SEGMENTS  1: one record per `\r`-separated segment of a line (a tqdm bar's updates), so the readiness
-#                     wait's follower reads the latest update as the probe's tail does (runtime/vllm-phase.ts)
+#                     wait's follower reads the latest update as the probe's tail does (runtime/vllm/phase.ts)
 # Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then log-end{exit}.
 # Exit 11 (precondition) when there is no such container or start log.
 [[ $PULSE_LOG_TAIL =~ ^([0-9]+|all)$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--tail: '$PULSE_LOG_TAIL' is not a number"

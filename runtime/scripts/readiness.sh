@@ -47,7 +47,7 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
   fi
 fi
 # The server's own phase (loading weights, compiling, ...): the last few KB of its log, never the whole log (docker
-# reads a --tail from the end of the file), as one record the controller parses (runtime/vllm-phase.ts). Like all
+# reads a --tail from the end of the file), as one record the controller parses (runtime/vllm/phase.ts). Like all
 # output of a script it leaves the node through pulse_redact, so a secret in a log line never does.
 # A wait that follows the log (activities/log-watch.ts) reads the phase from the stream and skips it: a refused probe
 # then ends sooner, and the wait's next probe (on the startup line) comes sooner.

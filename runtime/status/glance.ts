@@ -4,7 +4,7 @@
  * duration format. table.ts lays them out.
  */
 import { duration } from '../format.js';
-import { estimateWords } from '../readiness-eta.js';
+import { estimateWords } from '../vllm/readiness-eta.js';
 import type { DeployInProgress, MemoryStatus, NodeStatus } from './types.js';
 
 /** `20 of 128` (GiB): the MEM column. */

@@ -5,7 +5,7 @@ import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
 import { readinessInputs, verifyInputs } from './inputs.js';
 import { kvCacheSummary } from './kv-cache.js';
-import { readServerLog } from '../vllm-phase.js';
+import { readServerLog } from '../vllm/phase.js';
 import { lastRecord, num, recordsOf, runStep, str, bool } from './run.js';
 import type { StepOptions } from './run.js';
 

@@ -1,7 +1,7 @@
 /**
  * The readiness wait's log follower: `docker logs --follow` of the deploy's container over the node's open link (one
  * more `bash -s` channel on the same connection, logs.sh), each line handed to `onLine` as it arrives and then
- * dropped. Nothing of the log is kept here: the caller reads what it needs from each line (runtime/vllm-phase.ts).
+ * dropped. Nothing of the log is kept here: the caller reads what it needs from each line (runtime/vllm/phase.ts).
  * The lines leave the node through pulse_redact like all script output.
  */
 import type { UpPlan } from '../model/index.js';

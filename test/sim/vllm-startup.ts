@@ -1,6 +1,6 @@
 /**
  * The simulated vLLM's cold start as the release logs it (docs/SIMULATOR.md "Fidelity", vLLM table): the lines
- * pulse reads the server's phase from (runtime/vllm-phase.ts), spread over the node's ready delay in the shares a
+ * pulse reads the server's phase from (runtime/vllm/phase.ts), spread over the node's ready delay in the shares a
  * real cold start of a large checkpoint on a GB10 takes (weights about half, torch.compile a fifth, the KV cache
  * and CUDA graph capture the rest), so a test's 300 ms start and a demo's 15-minute one show the same sequence.
  *

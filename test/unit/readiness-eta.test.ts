@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { readinessHistoryAfter, readinessOnStart } from '../../activities/readiness-history.js';
 import type { EnvIdentity, NodeState } from '../../runtime/model/index.js';
-import { about, estimateOf, estimateWords, KEEP_IN_ALL, KEEP_PER_PROFILE, readinessEstimate, recordReadiness, samplesOf, slowerThanUsual } from '../../runtime/readiness-eta.js';
+import { about, estimateOf, estimateWords, KEEP_IN_ALL, KEEP_PER_PROFILE, readinessEstimate, recordReadiness, samplesOf, slowerThanUsual } from '../../runtime/vllm/readiness-eta.js';
 import { readNodeState, writeNodeState } from '../../runtime/state/state.js';
 
 const A: EnvIdentity = { sha256: 'a'.repeat(64), profile: 'best', overlay: 'none' };

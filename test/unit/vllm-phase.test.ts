@@ -1,11 +1,11 @@
 /**
- * The server's phase from its log's tail (runtime/vllm-phase.ts, issue 18 item 2), on excerpts shaped as the
+ * The server's phase from its log's tail (runtime/vllm/phase.ts, issue 18 item 2), on excerpts shaped as the
  * releases print them: the V0 engine (0.6), 0.10.0 (`(EngineCore_0 pid=N)`, ANSI), 0.11.0 (`(EngineCore_DP0 pid=N)`
  * on every line, ANSI) and the current release (`(EngineCore pid=N)`, plain), tqdm's `\r` updates included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { phaseOfLine, readServerLog, serverLogOf, TAIL_CHARS } from '../../runtime/vllm-phase.js';
+import { phaseOfLine, readServerLog, serverLogOf, TAIL_CHARS } from '../../runtime/vllm/phase.js';
 
 const cyan = (s: string) => `\x1b[1;36m${s}\x1b[0;0m `;
 const E11 = cyan('(EngineCore_DP0 pid=241)');

@@ -21,7 +21,7 @@
  * releases), a timestamp and a `[file.py:N]` source: the patterns match anywhere in a line. The latest known line
  * wins; unknown lines never change the phase, and a tail with none gives no phase (the caller keeps the one it had).
  */
-import type { ServerPhase, WaitProgress } from './model/index.js';
+import type { ServerPhase, WaitProgress } from '../model/index.js';
 
 /** What one tail says: the phase of its latest known line, and its last line (no prefix, cut). */
 export interface LogReading {

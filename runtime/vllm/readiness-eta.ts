@@ -4,7 +4,7 @@
  * of the same .env identity when the node has some, else of the same profile, else none ("first start of this
  * profile here"). Pure: the state step (activities/publish.ts) records and estimates with these.
  */
-import type { EnvIdentity, NodeState, ReadinessEstimate, ReadinessSample } from './model/index.js';
+import type { EnvIdentity, NodeState, ReadinessEstimate, ReadinessSample } from '../model/index.js';
 
 /** Durations kept per profile on a node (the newest), and in all (a node that ran many profiles stays small). */
 export const KEEP_PER_PROFILE = 5;
