@@ -1,14 +1,14 @@
 /**
  * The activities of a rollout (issue 15). The request only names nodes, a profile and flags; the worker checks it
  * against its own nodes.json and profiles (a protected node needs the request's --yes here too), plans each node as
- * `pulse model up/down --node` would (runtime/rollout.ts), reads the gateway backend file for the availability
+ * `pulse model up/down --node` would (runtime/fleet/rollout.ts), reads the gateway backend file for the availability
  * guard, and runs the gate's smoke request on the node (runtime/status/smoke.ts, as `pulse model smoke`).
  */
 import { Context } from '@temporalio/activity';
 import { nodeOf } from '../runtime/config/nodes.js';
 import { fleetOf } from '../runtime/plan/plan.js';
 import { refusePlan } from '../runtime/plan/plan-check.js';
-import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/rollout.js';
+import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/fleet/rollout.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';

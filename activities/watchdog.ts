@@ -13,7 +13,7 @@ import { nodeOf, type NodesConfig } from '../runtime/config/nodes.js';
 import { refusePlan } from '../runtime/plan/plan-check.js';
 import { fleetOf } from '../runtime/plan/plan.js';
 import { statusOfNode } from '../runtime/status/collect.js';
-import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem, watchdogStatusRequest } from '../runtime/watchdog.js';
+import { checkOf, healDecision, judge, nextRecord, watchdogRequestProblem, watchdogStatusRequest } from '../runtime/fleet/watchdog.js';
 import { utc } from '../runtime/format.js';
 import type { NodeState, WatchdogCheck, WatchdogOutcome, WatchdogRecord, WatchdogRequest } from '../runtime/model/index.js';
 import type { ActivityDeps } from './deps.js';

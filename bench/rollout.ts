@@ -9,7 +9,7 @@
  */
 import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
 import { ROLLOUT_WORKFLOW, TASK_QUEUE } from '../workflows/definitions.js';
-import { rolloutIdFor } from '../runtime/rollout.js';
+import { rolloutIdFor } from '../runtime/fleet/rollout.js';
 import { startStack } from '../test/helpers/stack.js';
 import { median, printTable, round, runMain, writeResult } from './lib.js';
 

@@ -1,6 +1,6 @@
 /**
  * What watch and cancel ask about rollouts (issue 15): the running rollout a node belongs to (its workflow ID names
- * its node set: runtime/rollout.ts rolloutIdFor), the stop signal (after the current node) and the cancel (at once:
+ * its node set: runtime/fleet/rollout.ts rolloutIdFor), the stop signal (after the current node) and the cancel (at once:
  * the running child is cancelled too and compensates).
  */
 import type { DeployRef } from './deploy-client/index.js';

@@ -5,7 +5,7 @@
  */
 import type { DiffReport } from './diff-report.js';
 import { diffText } from './diff-report.js';
-import type { PlannedStep } from '../runtime/rollout.js';
+import type { PlannedStep } from '../runtime/fleet/rollout.js';
 import { EXIT_DETACHED, FAILURES } from '../runtime/failures.js';
 import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
 import { ROLLOUT_STEPS } from '../runtime/steps/catalog.js';

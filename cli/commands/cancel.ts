@@ -33,7 +33,7 @@ async function refuseProtected(opts: CancelOptions): Promise<void> {
 /** --now on a rollout cancels whichever of its nodes runs: a protected one among them needs --yes. */
 async function refuseProtectedIn(opts: CancelOptions, workflowId: string): Promise<void> {
   const { loadInputs } = await import('../../runtime/config/index.js');
-  const { protectedOf } = await import('../../runtime/rollout.js');
+  const { protectedOf } = await import('../../runtime/fleet/rollout.js');
   const nodes = workflowId.replace(/^pulse-rollout-/, '').split('+');
   const prot = protectedOf(loadInputs({ nodes: opts.nodes }).config, nodes);
   if (prot.length > 0) throw new PulseError('refused', `the rollout includes protected ${prot.join(', ')}; add --yes to cancel it at once (--now)`);

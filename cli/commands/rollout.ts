@@ -7,7 +7,7 @@
 import { loadInputs } from '../../runtime/config/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
-import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
+import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder } from '../../runtime/fleet/rollout.js';
 import { defaultStateDir, readNodeState } from '../../runtime/state/state.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
 import type { RolloutRequest } from '../../runtime/model/index.js';

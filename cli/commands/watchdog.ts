@@ -7,7 +7,7 @@
 import type { GlobalOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
-import { watchdogLine, watchdogScheduleId } from '../../runtime/watchdog.js';
+import { watchdogLine, watchdogScheduleId } from '../../runtime/fleet/watchdog.js';
 import type { PulseTemporal } from '../deploy-client/temporal.js';
 
 export interface WatchdogOptions extends GlobalOptions {

@@ -47,7 +47,7 @@ export async function openDeployNodes(t: PulseTemporal, limit = 5): Promise<stri
 
 /** Number of watchdog schedules (`pulse model watchdog on`): their checks need a worker too. */
 export async function watchdogSchedules(t: Pick<PulseTemporal, 'client'>): Promise<number> {
-  const { watchdogScheduleId } = await import('../../runtime/watchdog.js');
+  const { watchdogScheduleId } = await import('../../runtime/fleet/watchdog.js');
   let n = 0;
   for await (const s of t.client.schedule.list()) if (s.scheduleId.startsWith(watchdogScheduleId(''))) n++;
   return n;

@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { WatchdogOptions } from '../commands/watchdog.js';
-import { WATCHDOG_DEFAULTS, WATCHDOG_MAX_EVERY_S, WATCHDOG_MIN_EVERY_S } from '../../runtime/watchdog.js';
+import { WATCHDOG_DEFAULTS, WATCHDOG_MAX_EVERY_S, WATCHDOG_MIN_EVERY_S } from '../../runtime/fleet/watchdog.js';
 import { flag, globals, num, required } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 

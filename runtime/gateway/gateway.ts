@@ -67,7 +67,7 @@ export function disableReason(entry: FleetEntry, state: NodeState | null, damage
   if (state.state === 'down') return `state down since ${state.at}`;
   if (state.state === 'starting') return `state starting since ${state.at} (a deploy is in progress)`;
   if (state.state === 'failed') return `state failed at ${state.at}${state.error ? `: ${state.error}` : ''}`;
-  // The scheduled health watch (runtime/watchdog.ts): N failed checks in a row, until N good ones.
+  // The scheduled health watch (runtime/fleet/watchdog.ts): N failed checks in a row, until N good ones.
   if (state.watchdog?.disabled) return state.watchdog.disabled;
   return null;
 }

@@ -30,7 +30,7 @@ export interface NodeState {
   lastKnownGood?: LastKnownGood | null;
   /** Readiness durations of the node's recent successful starts (runtime/vllm/readiness-eta.ts; absent in older files). */
   readinessHistory?: ReadinessSample[];
-  /** The scheduled health watch's record (`pulse model watchdog`; runtime/watchdog.ts); absent while none ran. */
+  /** The scheduled health watch's record (`pulse model watchdog`; runtime/fleet/watchdog.ts); absent while none ran. */
   watchdog?: WatchdogRecord | null;
 }
 

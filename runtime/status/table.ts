@@ -6,7 +6,7 @@
 import { duration, utc } from '../format.js';
 import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
-import { watchdogLine } from '../watchdog.js';
+import { watchdogLine } from '../fleet/watchdog.js';
 
 /** The detail key of a link line: printed whole, the one kind of line that may pass WIDTH. */
 const LINK = 'ui';

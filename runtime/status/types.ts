@@ -166,7 +166,7 @@ export interface NodeStatus {
   lastDeploy: LastDeploy | null;
   /** The last verified up (runtime/state/last-good.ts): what `rollback` without --to goes back to. null: none saved. */
   lastKnownGood: LastKnownGood | null;
-  /** The scheduled health watch's last record (`pulse model watchdog`; runtime/watchdog.ts): null while none ran. */
+  /** The scheduled health watch's last record (`pulse model watchdog`; runtime/fleet/watchdog.ts): null while none ran. */
   watchdog: WatchdogRecord | null;
   deploy: DeployInProgress | null;
   /**

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
-import { servingEndpoint } from '../../runtime/rollout.js';
+import { servingEndpoint } from '../../runtime/fleet/rollout.js';
 import type { TunnelHealth } from '../../runtime/gateway/tunnel/health.js';
 
 export interface Endpoint {

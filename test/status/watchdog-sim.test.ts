@@ -1,6 +1,6 @@
 /**
  * The watchdog's check (issue 16) against simulated nodes over real sshd, the way watchdogProbe runs it (the status
- * script with runtime/watchdog.ts watchdogStatusRequest, checkOf, judge): a live server is ok; a dead engine whose
+ * script with runtime/fleet/watchdog.ts watchdogStatusRequest, checkOf, judge): a live server is ok; a dead engine whose
  * API server still answers (/health 503, /v1/models 200) is down, with the reason; a protected node without --yes
  * gets no HTTP request at all, neither /health nor /v1/models. The HTTP requests run on the node (curl in status.sh).
  */
@@ -10,7 +10,7 @@ import { loadNodesConfig, type NodesConfig } from '../../runtime/config/nodes.js
 import { openSession } from '../../runtime/node/connect.js';
 import { statusOfNode } from '../../runtime/status/collect.js';
 import { readNodeStateSync } from '../../runtime/state/state.js';
-import { checkOf, judge, watchdogStatusRequest, type Judgement } from '../../runtime/watchdog.js';
+import { checkOf, judge, watchdogStatusRequest, type Judgement } from '../../runtime/fleet/watchdog.js';
 import type { WatchdogCheck } from '../../runtime/model/index.js';
 import type { RequestRecord } from '../sim/node-records.js';
 import { saveState, settleRequests, startServer, startStatusSim, writePulseEnv, type StatusSim } from './sim-helpers.js';

@@ -1,5 +1,5 @@
 /**
- * runtime/rollout.ts: the order of --all, the request check the worker runs (names only; protected nodes need the
+ * runtime/fleet/rollout.ts: the order of --all, the request check the worker runs (names only; protected nodes need the
  * one --yes), each node's plan as a single up makes it (so the child's plan check accepts it), and the
  * availability guard on a gateway file's endpoints, step by step.
  */
@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { ownUpPlan } from '../../runtime/plan/plan-check.js';
-import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/rollout.js';
+import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/fleet/rollout.js';
 import { writeNodeState } from '../../runtime/state/state.js';
 import { writeTunnelHealth, type TunnelHealth } from '../../runtime/gateway/tunnel/health.js';
 import type { NodeState, RolloutRequest, UpPlan } from '../../runtime/model/index.js';

@@ -1,7 +1,7 @@
-/** The watchdog's pure rules (runtime/watchdog.ts): what a check means, the record's streak and endpoint, when to heal. */
+/** The watchdog's pure rules (runtime/fleet/watchdog.ts): what a check means, the record's streak and endpoint, when to heal. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkOf, healDecision, judge, nextRecord, watchdogLine, watchdogRequestProblem, watchdogStatusRequest } from '../../runtime/watchdog.js';
+import { checkOf, healDecision, judge, nextRecord, watchdogLine, watchdogRequestProblem, watchdogStatusRequest } from '../../runtime/fleet/watchdog.js';
 import { healthOf } from '../../runtime/status/parse.js';
 import type { NodeStatus } from '../../runtime/status/types.js';
 import { disableReason } from '../../runtime/gateway/gateway.js';

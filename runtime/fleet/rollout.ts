@@ -3,15 +3,15 @@
  * the node order, the rollout's workflow ID, the check of a request against a nodes.json, each node's plan (made as
  * `pulse model up/down --node` makes it), and the availability guard's verdict on a gateway backend file.
  */
-import type { NodesConfig } from './config/nodes.js';
-import type { Profile } from './config/profile.js';
-import { PulseError } from './errors.js';
-import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from './gateway/gateway.js';
-import { downPlanFor, fleetOf, upPlanFor } from './plan/plan.js';
-import { scanNodeStates } from './state/state.js';
-import { readFileOrNull } from './state/state-files.js';
-import { NO_TUNNEL, readTunnelHealth } from './gateway/tunnel/health.js';
-import type { DownPlan, FleetEntry, GuardVerdict, NodeState, RolloutRequest, UpPlan } from './model/index.js';
+import type { NodesConfig } from '../config/nodes.js';
+import type { Profile } from '../config/profile.js';
+import { PulseError } from '../errors.js';
+import { buildFragment, disableReason, fragmentPath, type GatewayEndpoint, type GatewayFragment } from '../gateway/gateway.js';
+import { downPlanFor, fleetOf, upPlanFor } from '../plan/plan.js';
+import { scanNodeStates } from '../state/state.js';
+import { readFileOrNull } from '../state/state-files.js';
+import { NO_TUNNEL, readTunnelHealth } from '../gateway/tunnel/health.js';
+import type { DownPlan, FleetEntry, GuardVerdict, NodeState, RolloutRequest, UpPlan } from '../model/index.js';
 
 
 /** `--node a,b` as given, or `--all`: the unprotected nodes first (the canary), the protected ones last. */

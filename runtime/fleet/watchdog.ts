@@ -4,9 +4,9 @@
  * and whether to heal now (healDecision: at most K heals an hour, with growing pauses). The worker's activities
  * (activities/watchdog.ts) read the node and write the state; the workflow (workflows/watchdog.ts) only sequences.
  */
-import type { NodeState, WatchdogCheck, WatchdogRecord, WatchdogRequest, WatchdogVerdict } from './model/index.js';
-import type { StatusRequest } from './status/collect.js';
-import type { NodeStatus } from './status/types.js';
+import type { NodeState, WatchdogCheck, WatchdogRecord, WatchdogRequest, WatchdogVerdict } from '../model/index.js';
+import type { StatusRequest } from '../status/collect.js';
+import type { NodeStatus } from '../status/types.js';
 
 export const WATCHDOG_DEFAULTS = { everyS: 60, after: 3, healsPerHour: 2 } as const;
 /** The shortest interval: one check (an ssh round and one status script) must fit in it on a loaded host. */
