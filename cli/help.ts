@@ -3,6 +3,7 @@
  * failure table) and the environment variables; and one error style for commander's own errors (`pulse: …`, a
  * did-you-mean, then where the usage is), the same as every other error of pulse.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,25 @@ const EXAMPLES: Record<string, string[]> = {
   completion: ['pulse completion bash > ~/.local/share/bash-completion/completions/pulse', 'pulse completion zsh > "${fpath[1]}/_pulse"'],
   worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
   tunnel: ['pulse tunnel                               # on the gateway host; systemd: deploy/systemd/pulse-tunnel.service'],
+};
+
+/**
+ * One line each in a parent's command list (commander's summary; a command's own --help keeps its description), so
+ * `pulse model --help` fits 80x24 with its commands first.
+ */
+const SUMMARIES: Record<string, string> = {
+  'model rollback': 'Restore the exact bytes of a .env backup.',
+  'model status': 'Container, profile, drift and health of the nodes.',
+  'model smoke': 'Send one short chat completion on the node.',
+  'model fragment': 'Write the gateway backend file again.',
+  'model watch': 'Follow the deploy or rollout that holds the node.',
+  'model cancel': 'Cancel the deploy that holds the node.',
+  'model diff': 'Where a profile differs from the running .env.',
+  'model logs': 'The container\'s log (or the last start log).',
+  'model watchdog': 'A scheduled health check of a node.',
+  worker: 'Run the worker that executes deploys.',
+  tunnel: 'Keep the gateway\'s ssh tunnels to the nodes.',
+  completion: 'Print the shell completion script.',
 };
 
 const ENVIRONMENT: [string, string][] = [
@@ -71,6 +91,43 @@ export function version(): string {
   return typeof v === 'string' ? v : 'unknown';
 }
 
+/** The git commit of this checkout (short), or null when pulse does not run from one. */
+function commitOf(root: string): string | null {
+  const r = spawnSync('git', ['-C', root, 'rev-parse', '--short=12', 'HEAD'], { encoding: 'utf8', timeout: 5000 });
+  return r.status === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : null;
+}
+
+/** `version` of an installed package, or null. */
+function packageVersionOf(root: string, name: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `pulse --version`: the release and what an operator reporting a problem is asked for next (issue 30 item 12): the
+ * commit, the workflow build id (what the worker polls as, docs/PRODUCTION.md), the Temporal SDK, and the embedded
+ * server's pinned CLI with the server and UI versions it carries. Only this command spawns anything for it.
+ */
+export function versionText(info: { buildId: string | null; temporalBin: string }): string {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const commit = commitOf(root);
+  const parts = [commit ? `commit ${commit}` : null, info.buildId ? `workflow build ${info.buildId}` : null].filter((x) => x !== null);
+  const lines = [`pulse ${version()}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`];
+  lines.push(`Temporal TypeScript SDK ${packageVersionOf(root, '@temporalio/client') ?? 'unknown'}`);
+  const t = spawnSync(info.temporalBin, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const said = t.status === 0 ? /version (\S+)(.*)$/m.exec(t.stdout) : null;
+  lines.push(said ? `embedded Temporal server: temporal CLI ${said[1]}${(said[2] ?? '').trimEnd()}` : `embedded Temporal server: not installed (${info.temporalBin}; bash scripts/setup.sh)`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** True when argv asks for pulse's version (`pulse --version`, global options aside) and for no command. */
+export function wantsVersion(argv: string[]): boolean {
+  return argv[commandIndex(argv)] === undefined && argv.slice(2).includes('--version');
+}
+
 /** `model up` for the command `up` under `model` under `pulse`. */
 function pathOf(cmd: Command): string {
   const names: string[] = [];
@@ -91,15 +148,28 @@ export function restyle(text: string, cmdPath: string): string {
   return `pulse: ${said}\n  see: pulse${cmdPath ? ` ${cmdPath}` : ''} --help\n`;
 }
 
-/** Adds the examples (and, on the top two levels, exit codes and environment) and the error style to every command. */
+/**
+ * Help topics beside the commands' help: `pulse help exit-codes`, `pulse help environment`. They are not in every
+ * --help, so the commands come first and fit an 80x24 screen (issue 30 item 11).
+ */
+export const HELP_TOPICS: Record<string, () => string> = {
+  'exit-codes': exitCodesText,
+  environment: environmentText,
+};
+
+/** The footer that points at the topics, under every command's help. */
+const TOPICS_LINE = 'Exit codes: pulse help exit-codes · environment variables: pulse help environment\n';
+
+/** Adds the examples, the pointer to the help topics and the error style to every command. */
 export function teach(cmd: Command): void {
   const p = pathOf(cmd);
   cmd.configureOutput({ outputError: (text, write) => write(restyle(text, p)) });
+  const summary = SUMMARIES[p];
+  if (summary) cmd.summary(summary);
   const examples = EXAMPLES[p];
   const footer: string[] = [];
   if (examples) footer.push(`Examples:\n${examples.map((e) => `  ${e}`).join('\n')}\n`);
-  if (p === '' || p === 'model') footer.push(exitCodesText(), environmentText());
-  else footer.push('Exit codes and environment variables: pulse --help\n');
+  footer.push(TOPICS_LINE);
   cmd.addHelpText('after', `\n${footer.join('\n')}`);
   for (const sub of cmd.commands) teach(sub);
 }
@@ -107,10 +177,23 @@ export function teach(cmd: Command): void {
 /** Global options that take a value: their value is not a command name. */
 const VALUE_OPTIONS = new Set(['--nodes', '--temporal', '--temporal-ui']);
 
-/** `pulse help model up` means `pulse model up --help` (commander's help command takes only one name). */
-export function helpArgv(argv: string[]): string[] {
+/** The help topic `pulse help <topic>` names (exit-codes, environment), or null when argv asks for none. */
+export function helpTopic(argv: string[]): string | null {
+  const i = commandIndex(argv);
+  const topic = argv[i] === 'help' && argv.length === i + 2 ? (argv[i + 1] ?? '') : '';
+  return Object.hasOwn(HELP_TOPICS, topic) ? topic : null;
+}
+
+/** Where the command words start: after the global options (and their values). */
+function commandIndex(argv: string[]): number {
   let i = 2;
   while (i < argv.length && (argv[i] ?? '').startsWith('-')) i += VALUE_OPTIONS.has(argv[i] ?? '') ? 2 : 1;
+  return i;
+}
+
+/** `pulse help model up` means `pulse model up --help` (commander's help command takes only one name). */
+export function helpArgv(argv: string[]): string[] {
+  const i = commandIndex(argv);
   if (argv[i] !== 'help') return argv;
   const names = argv.slice(i + 1);
   return names.length === 0 ? argv : [...argv.slice(0, i), ...names, '--help'];

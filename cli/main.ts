@@ -28,7 +28,24 @@ export async function main(argv: string[]): Promise<void> {
   exitQuietlyOnClosedPipe(process.stdout);
   exitQuietlyOnClosedPipe(process.stderr);
   const { buildProgram } = await import('./program.js');
-  const { helpArgv } = await import('./help.js');
+  const { HELP_TOPICS, helpArgv, helpTopic, versionText, wantsVersion } = await import('./help.js');
+  if (wantsVersion(argv)) {
+    const { currentBuildId } = await import('../worker/versioning.js');
+    const { temporalBinary } = await import('./deploy-client/embedded-server.js');
+    let buildId: string | null = null;
+    try {
+      buildId = currentBuildId();
+    } catch {
+      buildId = null; // the bundle is built by `npm run compile`; a bare tsc build has none
+    }
+    process.stdout.write(versionText({ buildId, temporalBin: temporalBinary() }));
+    return;
+  }
+  const topic = helpTopic(argv);
+  if (topic !== null) {
+    process.stdout.write(HELP_TOPICS[topic]?.() ?? '');
+    return;
+  }
   let code = 0;
   const program = buildProgram((c) => (code = c));
   const verbose = argv.includes('--verbose');

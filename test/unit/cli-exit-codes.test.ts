@@ -72,19 +72,34 @@ test('the codes above are the table\'s', () => {
   assert.deepEqual([FAILURES.usage.exit, FAILURES.config.exit, FAILURES.refused.exit, FAILURES.temporal.exit], [2, 3, 4, 10]);
 });
 
-test('--version prints the package version and exits 0', async () => {
+test('--version prints the package version, the commit, the workflow build, the SDK and the embedded server, and exits 0', async () => {
   const r = await pulse(['--version']);
   assert.equal(r.code, 0, r.stderr);
-  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-  assert.equal(r.stdout.trim(), pkg.version);
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+  const [first, sdk, server] = r.stdout.trimEnd().split('\n');
+  assert.match(first ?? '', new RegExp(`^pulse ${pkg.version.replace(/\./g, '\\.')} \\(commit [0-9a-f]{12}, workflow build ${pkg.version.replace(/\./g, '\\.')}-[0-9a-f]{12}\\)$`));
+  assert.equal(sdk, `Temporal TypeScript SDK ${pkg.dependencies['@temporalio/client']}`);
+  assert.match(server ?? '', /^embedded Temporal server: temporal CLI \d+\.\d+\.\d+ \(Server \d+\.\d+\.\d+, UI \d+\.\d+\.\d+\)$/);
+  const later = await pulse(['--nodes', 'x.json', '--version']);
+  assert.equal(later.stdout, r.stdout, 'global options before --version change nothing');
 });
 
-test('pulse --help lists every exit code of the table and the environment variables', async () => {
-  const r = await pulse(['--help']);
-  assert.equal(r.code, 0, r.stderr);
-  for (const line of exitCodeLines()) assert.ok(r.stdout.includes(line), `--help lists: ${line}`);
-  for (const v of ['PULSE_NODES', 'PULSE_STATE_DIR', 'TEMPORAL_ADDRESS', 'PULSE_STATUS_TIMEOUT_S', 'NO_COLOR']) assert.match(r.stdout, new RegExp(`^  ${v}\\b`, 'm'));
-  assert.match(r.stdout, /^Examples:$/m);
+test('pulse --help fits the commands on an 80x24 screen; exit codes and the environment are help topics of their own', async () => {
+  for (const args of [['--help'], ['model', '--help']]) {
+    const r = await pulse(args);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.split('\n').length <= 24 + 10, `${args.join(' ')}: ${r.stdout.split('\n').length} lines`);
+    assert.doesNotMatch(r.stdout, /^Exit codes:$|^Environment:$/m, args.join(' '));
+    assert.match(r.stdout, /Exit codes: pulse help exit-codes · environment variables: pulse help environment/);
+  }
+  const codes = await pulse(['help', 'exit-codes']);
+  assert.equal(codes.code, 0, codes.stderr);
+  for (const line of exitCodeLines()) assert.ok(codes.stdout.includes(line), `help exit-codes lists: ${line}`);
+  const env = await pulse(['help', 'environment']);
+  assert.equal(env.code, 0, env.stderr);
+  for (const v of ['PULSE_NODES', 'PULSE_STATE_DIR', 'TEMPORAL_ADDRESS', 'PULSE_STATUS_TIMEOUT_S', 'NO_COLOR']) assert.match(env.stdout, new RegExp(`^  ${v}\\b`, 'm'));
+  const model = await pulse(['model', '--help']);
+  assert.match(model.stdout, /^Examples:$/m);
 });
 
 test('pulse help model up prints up\'s help (not model\'s), with examples and the required option marked', async () => {
@@ -102,7 +117,7 @@ test('every command\'s --help has examples', async () => {
     const r = await pulse(['model', verb, '--help']);
     assert.equal(r.code, 0, `${verb}: ${r.stderr}`);
     assert.match(r.stdout, new RegExp(`^Examples:\\n {2}pulse model ${verb}`, 'm'), verb);
-    assert.match(r.stdout, /Exit codes and environment variables: pulse --help/, verb);
+    assert.match(r.stdout, /Exit codes: pulse help exit-codes/, verb);
   }
   const w = await pulse(['worker', '--help']);
   assert.match(w.stdout, /^Examples:\n {2}pulse worker/m);
