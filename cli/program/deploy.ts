@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { PulseError } from '../../runtime/errors.js';
 import type * as O from '../options.js';
-import { flag, globals, num, positiveNumber, required, str } from './flags.js';
+import { durationFlag, flag, globals, nodeArg, num, positiveNumber, required, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 import { addRolloutFlags, isRollout, refuseSingleDownDryRun, rolloutOptions } from '../rollout-flags.js';
 
@@ -11,13 +11,13 @@ export const up: Registration = (model, run) => {
     .command('up')
     .description('Bring the profile up on the node.')
     .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
-    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other')
+    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other', nodeArg)
     .option('--overlay <dir>', 'add the pairs in DIR/docker-args.txt to EXTRA_DOCKER_ARGS')
     .option('--overlay-wins', 'let an overlay mount replace a profile mount on the same path')
     .option('--yes', 'allow a change on a protected node')
     .option('--experimental', 'allow a profile with pulse-status: experimental')
     .option('--restart', 'restart the server also when the node already runs the same .env')
-    .option('--timeout-s <n>', 'readiness timeout (default READY_TIMEOUT_S + readyGraceS)', positiveNumber('--timeout-s'))
+    .option('--timeout-s <time>', 'readiness timeout: seconds, or 45s, 10m, 1h30m (default READY_TIMEOUT_S + readyGraceS)', durationFlag('--timeout-s', 1, 172_800))
     .option('--min-mem-gib <n>', 'memory gate (MemAvailable GiB) for this run', positiveNumber('--min-mem-gib'))
     .option('--dry-run', 'print the rendered .env and the script of each step; run nothing')
     .option('--preflight', 'with --dry-run: also run the read-only checks on the node')
@@ -53,7 +53,7 @@ export const down: Registration = (model, run) => {
   addRolloutFlags(model
     .command('down')
     .description('Stop the server on the node.')
-    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other')
+    .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other', nodeArg)
     .option('--yes', 'allow a change on a protected node')
     .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--json', 'machine-readable output')
@@ -71,11 +71,11 @@ export const rollback: Registration = (model, run) => {
   model
     .command('rollback')
     .description('Bring the node back to the exact bytes of a .env backup (default: the one last known good points to).')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--to <backup>', 'the backup to restore (a path, or a .env.pulse-bak-* name in the recipe dir)')
     .option('--yes', 'allow a change on a protected node')
     .option('--force', 'restore a backup that pulse did not write or that was edited by hand')
-    .option('--timeout-s <n>', 'readiness timeout (default READY_TIMEOUT_S of the backup + readyGraceS)', positiveNumber('--timeout-s'))
+    .option('--timeout-s <time>', 'readiness timeout: seconds, or 45s, 10m, 1h30m (default READY_TIMEOUT_S of the backup + readyGraceS)', durationFlag('--timeout-s', 1, 172_800))
     .option('--dry-run', 'show which backup, its profile and the key difference to the live .env; run nothing')
     .option('--detach', 'start the rollback and return without following it')
     .option('--json', 'machine-readable output')

@@ -16,6 +16,43 @@ export function positiveNumber(name: string) {
   };
 }
 
+/**
+ * A time in seconds as every duration flag takes it (issue 30 item 12: one grammar everywhere): plain seconds (`90`,
+ * `2.5`), or a number with a unit, `s`, `m` or `h`, alone or in a row from the largest (`45s`, `10m`, `1h30m`).
+ * Null when `v` is none of these.
+ */
+export function parseDuration(v: string): number | null {
+  const t = v.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(t);
+  if (!m || t === '') return null;
+  return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+}
+
+/** A commander validator of a duration flag (parseDuration) from `min` to `max` seconds; `whole`: no fractions. */
+export function durationFlag(name: string, min: number, max: number, whole = false) {
+  return (v: string): number => {
+    const n = parseDuration(v);
+    if (n === null || n < min || n > max || n <= 0 || (whole && !Number.isInteger(n))) {
+      const range = `${whole ? 'whole seconds ' : ''}from ${min}s to ${max >= 86_400 ? `${max / 3600}h` : `${max}s`}`;
+      throw new InvalidArgumentError(`${name} must be a time like 90, 45s, 10m or 1h30m, ${range}, got "${v}"`);
+    }
+    return n;
+  };
+}
+
+/**
+ * `--node`: given once (commander would keep only the last of two, silently), a comma list naming each node once.
+ * Both are usage errors (exit 2), before any file is read (issue 30 item 12).
+ */
+export function nodeArg(v: string, previous: unknown): string {
+  if (previous !== undefined) throw new InvalidArgumentError('--node is given twice; name several nodes once, comma-separated: --node a,b');
+  const names = v.split(',');
+  const dup = names.find((n, i) => n !== '' && names.indexOf(n) !== i);
+  if (dup !== undefined) throw new InvalidArgumentError(`--node names ${dup} twice`);
+  return v;
+}
+
 /** `--tail N`: a whole number of lines (0 too), or `all`. */
 export function tailLines(v: string): number | null {
   if (v === 'all') return null;

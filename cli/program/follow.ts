@@ -1,14 +1,14 @@
 /** The verbs on the deploy that holds a node: `pulse model watch` and `cancel`. */
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, required } from './flags.js';
+import { flag, globals, nodeArg, required } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
 export const watch: Registration = (model, run) => {
   model
     .command('watch')
     .description('Follow the deploy that holds the node (or the rollout it belongs to).')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .option('--json', 'machine-readable output: the result as up --json prints it')
@@ -22,7 +22,7 @@ export const cancel: Registration = (model, run) => {
   model
     .command('cancel')
     .description('Cancel the deploy that holds the node; it then marks the node failed. In a rollout: stop after the current node (--now: at once). A protected node needs --yes.')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
     .option('--now', 'a rollout: cancel the node that runs too (it compensates); without it the rollout stops after that node')
     .action(async (o: Flags, cmd: Command) => {

@@ -1,7 +1,7 @@
 /** The verbs that read (or only re-render) and never start a deploy: profiles, status, smoke, fragment, diff, logs, history. */
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, num, positiveNumber, required, str, tailLines } from './flags.js';
+import { flag, globals, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
 export const profiles: Registration = (model, run) => {
@@ -16,7 +16,7 @@ export const status: Registration = (model, run) => {
   model
     .command('status')
     .description('Show the container, the profile, drift, health, the KV cache size and memory.')
-    .option('--node <node>', 'only this node')
+    .option('--node <node>', 'only this node', nodeArg)
     .option('--json', 'machine-readable output')
     .option('--no-http', 'send no request to the server')
     .option('--gpu-probe', 'start a GPU container on the node (runs the gpuProbe command)')
@@ -38,7 +38,7 @@ export const smoke: Registration = (model, run) => {
   model
     .command('smoke')
     .description('Send one short chat completion on the node. A protected node needs --yes.')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--yes', 'allow the request on a protected node')
     .option('--json', 'machine-readable output')
     .action(async (o: Flags, cmd: Command) => {
@@ -60,7 +60,7 @@ export const diff: Registration = (model, run) => {
     .command('diff')
     .description('Show old → new of every key where the profile differs from the node\'s running .env (secrets masked); exit 1 when it differs.')
     .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--overlay <dir>', 'render with the pairs in DIR/docker-args.txt, as up --overlay would')
     .option('--overlay-wins', 'let an overlay mount replace a profile mount on the same path')
     .option('--json', 'machine-readable output')
@@ -74,7 +74,7 @@ export const logs: Registration = (model, run) => {
   model
     .command('logs')
     .description('Show the container\'s log on the node (or, with --deploy, the last deploy\'s start log); secrets redacted on the node.')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('-f, --follow', 'go on printing new lines until Ctrl-C (or until the container stops)')
     .option('--tail <n>', 'only the last N lines ("all": every line)', tailLines, 100)
     .option('--deploy', 'the start log of the last deploy (the recipe\'s logs/pulse-up-*.log) instead of the container\'s log')
@@ -96,7 +96,7 @@ export const history: Registration = (model, run) => {
   model
     .command('history')
     .description('List past deploys.')
-    .option('--node <node>', 'only this node')
+    .option('--node <node>', 'only this node', nodeArg)
     .option('--limit <n>', 'how many', positiveNumber('--limit'), 20)
     .option('--json', 'machine-readable output')
     .action(async (o: Flags, cmd: Command) => {

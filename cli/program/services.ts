@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type * as O from '../options.js';
 import type { WorkerRunOptions } from '../commands/worker.js';
 import type { TunnelOptions } from '../commands/tunnel.js';
-import { flag, globals, num, positiveNumber, str } from './flags.js';
+import { durationFlag, flag, globals, num, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
 export const worker: Registration = (program, run) => {
@@ -32,7 +32,7 @@ export const tunnel: Registration = (program, run) => {
   program
     .command('tunnel')
     .description('On the gateway host: keep an ssh tunnel to each node with gatewayTunnel, and its endpoint in the gateway backend file (until SIGTERM/SIGINT).')
-    .option('--probe-interval-s <n>', 'how often GET /health goes through each tunnel (default 5)', positiveNumber('--probe-interval-s'))
+    .option('--probe-interval-s <time>', 'how often GET /health goes through each tunnel: seconds, or 5s, 1m (default 5)', durationFlag('--probe-interval-s', 0.1, 3600))
     .action(async (o: Flags, cmd: Command) => {
       const opts: TunnelOptions = { ...globals(cmd), probeIntervalS: num(o, 'probeIntervalS') };
       await run(() => import('../commands/tunnel.js'), opts);

@@ -3,18 +3,11 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { WatchdogOptions } from '../commands/watchdog.js';
 import { WATCHDOG_DEFAULTS, WATCHDOG_MAX_EVERY_S, WATCHDOG_MIN_EVERY_S } from '../../runtime/fleet/watchdog.js';
-import { flag, globals, num, required } from './flags.js';
+import { durationFlag, flag, globals, nodeArg, num, required } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
 /** `--every 60s`, `5m`, `1h` or plain seconds: whole seconds from the minimum to a day. */
-export function everySeconds(v: string): number {
-  const m = /^(\d+)(s|m|h)?$/.exec(v.trim());
-  const n = m ? Number(m[1]) * ({ s: 1, m: 60, h: 3600 } as const)[(m[2] ?? 's') as 's' | 'm' | 'h'] : NaN;
-  if (!Number.isInteger(n) || n < WATCHDOG_MIN_EVERY_S || n > WATCHDOG_MAX_EVERY_S) {
-    throw new InvalidArgumentError(`--every must be a time like 60s, 5m or 1h, from ${WATCHDOG_MIN_EVERY_S}s to 24h, got "${v}"`);
-  }
-  return n;
-}
+export const everySeconds = durationFlag('--every', WATCHDOG_MIN_EVERY_S, WATCHDOG_MAX_EVERY_S, true);
 
 function wholeNumber(name: string, lo: number, hi: number) {
   return (v: string): number => {
@@ -32,7 +25,7 @@ export const watchdog: Registration = (model, run) => {
   const load = () => import('../commands/watchdog.js');
   wd.command('on')
     .description('Check the node every interval (read-only, as status); turn it on again to change the settings.')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--every <time>', `interval, e.g. 60s, 5m (default ${WATCHDOG_DEFAULTS.everyS}s, at least ${WATCHDOG_MIN_EVERY_S}s)`, everySeconds)
     .option('--after <n>', `failed checks in a row before the endpoint is disabled (and a heal); good ones before it is enabled again (default ${WATCHDOG_DEFAULTS.after})`, wholeNumber('--after', 1, 100))
     .option('--heal', 'after N failed checks, bring the node\'s last known good .env back up (the rollback workflow)')
@@ -48,7 +41,7 @@ export const watchdog: Registration = (model, run) => {
     });
   wd.command('off')
     .description('Remove the node\'s schedule and its record (the endpoint\'s watchdog reason with it).')
-    .option('--node <node>', 'node name from nodes.json (required)')
+    .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--json', 'machine-readable output')
     .action(async (o: Flags, cmd: Command) => {
       await run(load, { ...globals(cmd), verb: 'off', node: required(o, 'node', cmd), everyS: 0, after: 0, heal: false, healsPerHour: 0, yes: false } satisfies WatchdogOptions);

@@ -186,16 +186,22 @@ export interface RefusalFlags {
  * render-only on a real up, protected node without --yes on a real up/down. The real up and down call it too.
  */
 export function checkRefusals(plan: UpPlan | DownPlan, profile: Profile | null, flags: RefusalFlags): void {
-  if (plan.action === 'up' && profile) {
-    if (profile.status === 'experimental' && !flags.experimental) {
-      throw new PulseError('refused', `profile ${profile.name} is experimental (pulse-status: experimental); add --experimental to use it`);
-    }
-    if (!profile.runnable && !flags.dryRun) {
-      throw new PulseError('refused', `profile ${profile.name} is render-only (pulse-runnable: false); use --dry-run to see its .env`);
-    }
-  }
+  if (plan.action === 'up' && profile) checkProfileRefusals(profile, flags);
   if (plan.protected && !plan.confirmed && !flags.dryRun) {
     throw new PulseError('refused', `node ${plan.node} is protected; add --yes to ${plan.action === 'up' ? 'bring a profile up on' : 'stop the server on'} it`);
+  }
+}
+
+/**
+ * The refusals of the profile alone (experimental, render-only), which hold on every node: a real up checks them before
+ * it looks at the node's recipes, so `up tp2` gets one answer (render-only) on every node (issue 30 item 12).
+ */
+export function checkProfileRefusals(profile: Profile, flags: RefusalFlags): void {
+  if (profile.status === 'experimental' && !flags.experimental) {
+    throw new PulseError('refused', `profile ${profile.name} is experimental (pulse-status: experimental); add --experimental to use it`);
+  }
+  if (!profile.runnable && !flags.dryRun) {
+    throw new PulseError('refused', `profile ${profile.name} is render-only (pulse-runnable: false); use --dry-run to see its .env`);
   }
 }
 
@@ -215,6 +221,8 @@ export function rollbackHintOf(state: NodeState | null, node: string, isProtecte
  */
 export function upPlanFor(config: NodesConfig, profiles: ReadonlyMap<string, Profile>, opts: Omit<UpPlanOptions, 'protectBackup' | 'rollbackHint'> & { autoRollback: boolean }, state: NodeState | null, now: Date): UpPlan {
   const { autoRollback: asked, ...rest } = opts;
+  const profile = profiles.get(opts.profile);
+  if (profile) checkProfileRefusals(profile, { experimental: opts.experimental === true, dryRun: false });
   const draft = buildUpPlan(config, profiles, { protectBackup: protectedBackup(state), ...rest }, now);
   checkRefusals(draft, profiles.get(opts.profile) ?? null, { experimental: opts.experimental === true, dryRun: false });
   const autoRollback = asked || config.nodes[opts.node]?.autoRollback === true;

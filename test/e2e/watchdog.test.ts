@@ -67,7 +67,7 @@ after(async () => {
 test('bad input: an interval under the minimum, an unknown node, --heal on a protected node without --yes', async () => {
   const short = await runCli(['model', 'watchdog', 'on', '--node', 'simA', '--every', '1s'], stack.env);
   assert.notEqual(short.code, 0);
-  assert.match(short.stderr, /--every must be a time like 60s, 5m or 1h, from 2s to 24h, got "1s"/);
+  assert.match(short.stderr, /--every must be a time like 90, 45s, 10m or 1h30m, whole seconds from 2s to 24h, got "1s"/);
   const unknown = await runCli(['model', 'watchdog', 'on', '--node', 'nope'], stack.env);
   assert.notEqual(unknown.code, 0);
   assert.match(unknown.stderr, /nope/);

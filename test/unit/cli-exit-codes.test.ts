@@ -36,7 +36,11 @@ const cases: { name: string; args: string[]; code: number; first: RegExp }[] = [
   { name: 'mistyped required option, with a did-you-mean', args: ['model', 'up', 'best', '--nod', 'spark2'], code: 2, first: /^pulse: unknown option '--nod'; did you mean --node\?$/ },
   { name: 'missing required option', args: ['model', 'up', 'best'], code: 2, first: /^pulse: --node is required$/ },
   { name: 'missing --node on down', args: ['model', 'down'], code: 2, first: /^pulse: --node is required$/ },
-  { name: 'bad number', args: ['model', 'up', 'best', '--node', 'spark2', '--timeout-s', 'x', '--dry-run'], code: 2, first: /^pulse: .*--timeout-s must be a positive number/ },
+  { name: 'bad number', args: ['model', 'up', 'best', '--node', 'spark2', '--timeout-s', 'x', '--dry-run'], code: 2, first: /^pulse: .*--timeout-s must be a time like 90, 45s, 10m or 1h30m/ },
+  { name: 'a node named twice in a list', args: ['model', 'up', 'best', '--node', 'spark2,spark2', '--dry-run'], code: 2, first: /^pulse: .*--node names spark2 twice$/ },
+  { name: '--node given twice (commander would keep the last)', args: ['model', 'up', 'best', '--node', 'spark2', '--node', 'spark3', '--dry-run'], code: 2, first: /^pulse: .*--node is given twice/ },
+  { name: '--node given twice to status', args: ['model', 'status', '--node', 'spark2', '--node', 'spark3'], code: 2, first: /^pulse: .*--node is given twice/ },
+  { name: 'a bad duration', args: ['model', 'up', 'best', '--node', 'spark2', '--timeout-s', '10 minutes', '--dry-run'], code: 2, first: /^pulse: .*--timeout-s must be a time like 90, 45s, 10m or 1h30m, from 1s to 48h, got "10 minutes"$/ },
   { name: '--preflight without --dry-run', args: ['model', 'up', 'best', '--node', 'spark2', '--preflight'], code: 2, first: /^pulse: --preflight works only with --dry-run$/ },
   // config (3): an unknown node or profile, the same in every command, before any connection
   { name: 'unknown profile, with a did-you-mean', args: ['model', 'up', 'bets', '--node', 'spark2'], code: 3, first: /^pulse: unknown profile "bets"; did you mean best\? known profiles: best, capture, datagen, tp2$/ },
@@ -55,6 +59,8 @@ const cases: { name: string; args: string[]; code: number; first: RegExp }[] = [
   // refused (4)
   { name: 'protected node', args: ['model', 'up', 'best', '--node', 'spark1'], code: 4, first: /^pulse: node spark1 is protected; add --yes/ },
   { name: 'render-only profile', args: ['model', 'up', 'tp2', '--node', 'spark1', '--yes'], code: 4, first: /^pulse: profile tp2 is render-only/ },
+  // one answer on every node: render-only, also where the node lacks the profile's recipe (spark2 has no qwen38-dual)
+  { name: 'render-only profile on a node without its recipe', args: ['model', 'up', 'tp2', '--node', 'spark2'], code: 4, first: /^pulse: profile tp2 is render-only/ },
   // Temporal unreachable (10)
   { name: 'history with no Temporal server', args: ['model', 'history'], code: 10, first: /^pulse: cannot reach the Temporal server at 127\.0\.0\.1:1/ },
 ];
@@ -67,6 +73,14 @@ for (const c of cases) {
     assert.equal(r.stdout, '');
   });
 }
+
+test('durations: --timeout-s takes 10m and 1h30m as --every does (one grammar), and the plan says the seconds', async () => {
+  for (const [given, seconds] of [['10m', 600], ['1h30m', 5400], ['45s', 45], ['90', 90]] as const) {
+    const r = await pulse(['model', 'up', 'best', '--node', 'spark2', '--timeout-s', given, '--dry-run']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^readiness: wait up to ${seconds} s for /v1/models`, 'm'), given);
+  }
+});
 
 test('the codes above are the table\'s', () => {
   assert.deepEqual([FAILURES.usage.exit, FAILURES.config.exit, FAILURES.refused.exit, FAILURES.temporal.exit], [2, 3, 4, 10]);
