@@ -71,7 +71,7 @@ export function watchdogActivities(deps: ActivityDeps) {
         const rec = nextRecord(old?.watchdog, j, input.check, req, now);
         const from = old?.watchdog?.judged ?? null;
         const changed = rec.judged !== null && rec.judged !== from ? { from, to: rec.judged } : null;
-        const decision = healDecision(rec, req, nodeOf(config, req.node).protected, now);
+        const decision = healDecision(rec, req, nodeOf(config, req.node).protected, now, j.noHeal);
         let heal: WatchdogOutcome['heal'] = null;
         let state: NodeState | null = old;
         if (decision.heal) {

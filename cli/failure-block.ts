@@ -79,11 +79,15 @@ function containerLine(f: FailureFacts): string {
   const c = s.container;
   const m = s.memory;
   const mem = m?.availableGiB !== null && m?.availableGiB !== undefined ? `, MemAvailable ${gib(m.availableGiB)} of ${gib(m.totalGiB)} GiB` : '';
-  if (!c?.exists) return `container: none on ${f.node}${mem}`;
-  if (c.running) {
-    return `container ${c.name}: still ${c.state}${mem}; it holds its memory until it stops: pulse model down --node ${f.node}`;
+  if (!c?.exists) return s.dockerDown ? `container: unknown, ${s.dockerDown}${mem}` : `container: none on ${f.node}${mem}`;
+  const loops = c.restartCount ? `; its restart policy restarted it ${c.restartCount} time(s)` : '';
+  if (c.running || c.state === 'restarting') {
+    const loop = loops ? `${loops} and it loops until stopped` : '';
+    return `container ${c.name}: still ${c.state}${loop}${mem}; it holds its memory until it stops: pulse model down --node ${f.node}`;
   }
-  return `container ${c.name}: ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}${mem}`;
+  // docker leaves a container whose start failed `created`, never started, with the cause in State.Error.
+  if (c.state === 'created' && c.error) return `container ${c.name}: created, never started: docker could not start it: ${c.error}${mem}`;
+  return `container ${c.name}: ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}${loops}${c.error ? `; error: ${c.error}` : ''}${mem}`;
 }
 
 /** The lines of the block (the printer indents them and drops control characters). */

@@ -41,6 +41,8 @@ export const FAILURES = {
   unauthorized: { type: 'Unauthorized', retry: 'activity', exit: 11, message: 'unauthorized: the server wants an API key that the node .env does not give' },
   temporary: { type: 'TemporaryFailure', retry: 'retry', exit: 12, message: 'temporary failure on the node (docker busy, a lock file busy), still there after the retries' },
   cancelled: { type: 'Cancelled', retry: 'none', exit: 13, message: 'cancelled: the deploy was cancelled (pulse model cancel) or terminated' },
+  // A daemon that restarts (systemd, an upgrade) answers again within seconds: a few attempts, then the operator's.
+  'docker-down': { type: 'DockerDown', retry: 'few', exit: 14, message: 'the Docker daemon on the node does not answer (stopped, its socket missing, or permission denied)' },
 } as const satisfies Record<string, FailureRow>;
 
 export type FailureKind = keyof typeof FAILURES;

@@ -35,6 +35,7 @@ export function checkOf(s: NodeStatus): WatchdogCheck {
     healthRoute: s.health.healthRoute ?? null,
     servedModels: s.health.servedModels, maxModelLen: s.health.maxModelLen, drift: s.env?.drift ?? false, envProfile: s.env?.profile ?? null,
     memoryWarning: s.memory?.warning ?? null, locked: lock,
+    ...(s.dockerDown ? { dockerDown: s.dockerDown } : {}),
   };
 }
 
@@ -42,6 +43,8 @@ export interface Judgement {
   verdict: WatchdogVerdict;
   reason: string | null;
   notes: string[];
+  /** Why no heal may run now even when the record says heal (healDecision's `blocked`). */
+  noHeal?: string;
 }
 
 /** What one check means against the node's recorded deploy (its served model and max_model_len). */
@@ -54,8 +57,15 @@ export function judge(check: WatchdogCheck, state: NodeState | null): Judgement 
   if (state.state === 'starting') return skip('a deploy is starting the server');
   if (!check.answered) return down(check.error ?? 'the node did not answer');
   const c = check.container;
-  if (!c?.exists) return down(`container ${c?.name ?? '?'} is gone`);
-  if (!c.running) return down(`container ${c.name} is ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}`);
+  const dockerDown = check.dockerDown ?? null;
+  if (dockerDown) {
+    // The container's state is unknown, never "gone". With live-restore its server may still serve: only HTTP tells.
+    // A heal cannot help: its up would fail at preflight until the daemon answers again (systemctl start docker).
+    if (!check.http || !check.healthOk) return { ...down(dockerDown), noHeal: `no heal while ${dockerDown.replace(/^the /, 'the node\'s ')}: an up cannot start a container; start the daemon (systemctl start docker)` };
+  } else {
+    if (!c?.exists) return down(`container ${c?.name ?? '?'} is gone`);
+    if (!c.running) return down(`container ${c.name} is ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}`);
+  }
   if (check.http) {
     if (!check.healthOk) return down(`/v1/models answered ${check.httpStatus === null ? 'nothing' : `HTTP ${check.httpStatus}`}`);
     const route = check.healthRoute;
@@ -71,6 +81,7 @@ export function judge(check: WatchdogCheck, state: NodeState | null): Judgement 
 
 function notesOf(check: WatchdogCheck, state: NodeState | null): string[] {
   const notes: string[] = [];
+  if (check.dockerDown && check.http && check.healthOk) notes.push(`${check.dockerDown} (the server still answers: live-restore keeps it running)`);
   if (!check.http && check.httpSkipped) notes.push(`container only: ${check.httpSkipped}`);
   if (check.drift) notes.push('.env drift: edited after pulse rendered it');
   else if (state?.profile && check.envProfile && check.envProfile !== state.profile) notes.push(`.env is ${check.envProfile}, the recorded deploy ${state.profile}`);
@@ -115,11 +126,13 @@ export type HealDecision = { heal: true } | { heal: false; why: string | null; g
  * Heal now? Only with --heal, after N failed checks in a row and N more since the last heal, never on a protected
  * node without --yes at `on`, at most K heals in any hour, and after a pause that doubles with each heal of the hour
  * (N intervals, 2N, 4N...). When the hour's budget is spent and the node is still down, healing stops (gaveUp).
+ * `blocked` (Judgement.noHeal): a heal cannot work now (the Docker daemon does not answer); it is said, not spent.
  */
-export function healDecision(rec: WatchdogRecord, req: WatchdogRequest, protectedNode: boolean, now: string): HealDecision {
+export function healDecision(rec: WatchdogRecord, req: WatchdogRequest, protectedNode: boolean, now: string, blocked?: string): HealDecision {
   if (!req.heal || rec.judged !== 'down' || rec.verdict !== 'down') return { heal: false, why: null };
   if (rec.gaveUp) return { heal: false, why: `healing stopped: ${rec.gaveUp}` };
   if (rec.streak < req.after || rec.sinceHeal < req.after) return { heal: false, why: null };
+  if (blocked) return { heal: false, why: blocked };
   if (protectedNode && !req.confirmed) return { heal: false, why: `${req.node} is protected: the watchdog heals it only when \`on\` was given --yes` };
   if (rec.heals.length >= req.healsPerHour) {
     return { heal: false, why: null, gaveUp: `heal budget spent: ${rec.heals.length} heal(s) in the last hour (at most ${req.healsPerHour}), still down: ${rec.reason ?? 'down'}` };

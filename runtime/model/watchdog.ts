@@ -43,6 +43,8 @@ export interface WatchdogCheck {
   memoryWarning: string | null;
   /** A deploy holds the node's lock now (any controller's). */
   locked: string | null;
+  /** docker's words when the node's Docker daemon does not answer (the container's state is unknown then); absent or null: it answered. */
+  dockerDown?: string | null;
 }
 
 /** One run's end: the verdict, whether it changed, the record written, and the heal it started (if any). */

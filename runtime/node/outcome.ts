@@ -14,6 +14,7 @@ const MEANING: Record<number, { kind: PulseErrorKind; text: string }> = {
   [SCRIPT_EXIT.temporary]: { kind: 'temporary', text: 'temporary failure on the node' },
   [SCRIPT_EXIT.notReady]: { kind: 'not-ready', text: 'not ready yet' },
   [SCRIPT_EXIT.unauthorized]: { kind: 'unauthorized', text: 'the server wants an API key that the node .env does not give' },
+  [SCRIPT_EXIT.dockerDown]: { kind: 'docker-down', text: 'the Docker daemon on the node does not answer' },
 };
 
 /** Human meaning of a script exit code, e.g. `exit 11 (precondition failed)`. */

@@ -25,6 +25,11 @@ export const SCRIPT_EXIT = {
   notReady: 13,
   /** The server answered 401: it wants an API key (vLLM: --api-key or VLLM_API_KEY) the node .env does not give. */
   unauthorized: 14,
+  /**
+   * The Docker daemon does not answer (stopped, its socket missing, permission denied on it): never read as "no such
+   * container" or "image not on the node". prelude.sh pulse_docker_answers decides it after a docker call failed.
+   */
+  dockerDown: 15,
 } as const;
 
 /** One `@pulse {...}` line. `kind` says what it is; the rest is step-specific JSON. */

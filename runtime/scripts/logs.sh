@@ -12,7 +12,7 @@
 #   PULSE_LOG_SEGMENTS  1: one record per `\r`-separated segment of a line (a tqdm bar's updates), so the readiness
 #                     wait's follower reads the latest update as the probe's tail does (runtime/vllm/phase.ts)
 # Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then log-end{exit}.
-# Exit 11 (precondition) when there is no such container or start log.
+# Exit 11 (precondition) when there is no such container or start log; 15 when the Docker daemon does not answer.
 [[ $PULSE_LOG_TAIL =~ ^([0-9]+|all)$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--tail: '$PULSE_LOG_TAIL' is not a number"
 
 pick_name= pick_dir= pick_container= pick_status=absent
@@ -24,6 +24,12 @@ while IFS=$'\t' read -r r_name r_dir r_container; do
   if [[ -z $pick_name ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container; fi
 done <<<"${PULSE_RECIPES:-}"
 [[ -n $pick_name ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" 'the node has no recipe'
+# No container found: absent only when the daemon answered. A daemon that does not answer has no container log to
+# give (exit 15); a deploy's start log is a file and is still read, its container state `unknown`.
+if [[ $pick_status == absent ]] && ! pulse_docker_answers; then
+  [[ $PULSE_LOG_SOURCE == deploy ]] || pulse_fail_docker_down "docker logs $pick_container"
+  pick_status=unknown
+fi
 
 # Each line as one record: JSON-escaped by awk (one process for the whole stream, not one per line); other control
 # characters (a progress bar's carriage returns, colour codes) are dropped, as the printer would drop them anyway.

@@ -2,7 +2,7 @@
 # Inputs: PULSE_RECIPE_DIR/START/STOP, PULSE_CONTAINER, PULSE_ENV_PATH, PULSE_PORT, PULSE_IMAGE, PULSE_HF_HOME,
 # PULSE_MODEL, PULSE_CHAT_TEMPLATE, PULSE_MTP_DRAFT_VOCAB, PULSE_MOUNTS (src<TAB>dst<TAB>mode lines), PULSE_MKDIRS.
 # Records: check{name,ok,detail}, env-file, env-key{key,sha256}, container, mount-ctime, other-vllm, connections.
-# Exit 11 when any check failed (the findings are still all reported).
+# Exit 11 when any check failed (the findings are still all reported); 15 when the Docker daemon does not answer.
 failed=0
 check() {
   pulse_record check name="$1" ok:="$2" detail="$3"
@@ -20,8 +20,13 @@ file_check recipe-stop "$(pulse_abs "$PULSE_RECIPE_STOP")" 'stop script'
 if command -v curl >/dev/null 2>&1; then check curl true "$(command -v curl)"; else check curl false 'curl is not on PATH (readiness needs it)'; fi
 have_docker=false
 if command -v docker >/dev/null 2>&1; then have_docker=true; check docker true "$(command -v docker)"; else check docker false 'docker is not on PATH'; fi
+# A failed docker call is "not on the node" only when the daemon answered (prelude.sh pulse_docker_answers); a daemon
+# that does not answer fails preflight with its own exit (15), and nothing below asks docker again.
+docker_down=false
 if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then
-  if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1; then check image true "$PULSE_IMAGE"; else check image false "image $PULSE_IMAGE is not on the node"; fi
+  if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1 </dev/null; then check image true "$PULSE_IMAGE"
+  elif pulse_docker_answers; then check image false "image $PULSE_IMAGE is not on the node"
+  else docker_down=true; check docker-daemon false "$PULSE_DOCKER_DOWN"; fi
 fi
 
 # A bind-mounted FILE keeps its old inode in a running container, so its ctime decides whether the server must
@@ -92,14 +97,19 @@ else
   pulse_record env-file exists:=false
 fi
 
-if [[ $have_docker == true ]]; then
+if [[ $have_docker == true && $docker_down == false ]]; then
   # One inspect call (each docker call costs time on a busy node). The separators are real tabs: docker inspect,
   # unlike docker ps, does not turn a written \t into one.
   fmt=$'{{.State.Running}}\t{{.State.Status}}\t{{.Config.Image}}\t{{.State.StartedAt}}'
   if info=$(docker container inspect --format "$fmt" "$PULSE_CONTAINER" 2>/dev/null); then
     IFS=$'\t' read -r running status image started <<<"$(head -n 1 <<<"$info")"
     pulse_record container name="$PULSE_CONTAINER" running:="$running" status="$status" image="$image" startedAt="$started"
+  elif ! pulse_docker_answers; then
+    docker_down=true
+    check docker-daemon false "$PULSE_DOCKER_DOWN"
   fi
+fi
+if [[ $have_docker == true && $docker_down == false ]]; then
   # Another vLLM server on this GPU (the recipe's own container is the one up replaces).
   others=()
   while IFS=$'\t' read -r name image; do
@@ -118,4 +128,5 @@ else
 fi
 pulse_record connections count:="${conns:-0}"
 
+[[ $docker_down == false ]] || pulse_fail_docker_down 'preflight: nothing on the node was changed'
 ((failed == 0)) || exit "$PULSE_EXIT_PRECONDITION"

@@ -20,14 +20,17 @@
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
 #   pulse_exit_words CODE [OOM]                 what a container exit code means, in words (OOM: State.OOMKilled).
+#   pulse_docker_answers                        0 when the Docker daemon answers; else 1, with docker's own words in
+#                                               PULSE_DOCKER_DOWN. Asked only after a docker call failed.
+#   pulse_fail_docker_down [WHAT]               emits a `docker` record (ok false) and fails with exit 15.
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
-# 13 not ready, 14 unauthorized (the server wants a key the node .env does not give). Anything else is a script
-# failure.
+# 13 not ready, 14 unauthorized (the server wants a key the node .env does not give), 15 the Docker daemon does not
+# answer (stopped, its socket missing, permission denied). Anything else is a script failure.
 set -euo pipefail
 umask 077
 export LC_ALL=C
 readonly PULSE_EXIT_OK=0 PULSE_EXIT_REFUSED=10 PULSE_EXIT_PRECONDITION=11 PULSE_EXIT_TEMPORARY=12 PULSE_EXIT_NOT_READY=13
-readonly PULSE_EXIT_UNAUTHORIZED=14
+readonly PULSE_EXIT_UNAUTHORIZED=14 PULSE_EXIT_DOCKER_DOWN=15
 
 # pulse_json_to VAR VALUE: VAR = VALUE as a JSON string literal, without a subshell. pulse_record builds one per
 # key and value, and every $(...) is a fork (~0.5 ms here): a 12-field record cost 11 ms that way, and a deploy's
@@ -291,6 +294,36 @@ pulse_exit_words() {
       if [[ $code =~ ^[0-9]+$ ]] && ((code > 128 && code < 160)); then printf 'exit %s: ended by signal %s' "$code" $((code - 128))
       else printf 'exit %s: the server failed (see docker logs)' "$code"; fi ;;
   esac
+}
+
+# Every docker command fails with exit 1 both when the object is absent and when the daemon does not answer (its
+# socket is missing, the daemon is stopped, the user may not use the socket), so a failed `docker container inspect`
+# alone must never be read as "no such container", nor a failed `docker image inspect` as "image not on the node".
+# After a failed call a script asks this once: `docker version` asks the daemon for its version (a 10 s bound: a
+# daemon that is frozen never answers). PULSE_DOCKER_DOWN keeps docker's own words (e.g. "Cannot connect to the
+# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", or "permission denied while trying
+# to connect to the Docker daemon socket at ..."); the answer is kept for the rest of the script.
+PULSE_DOCKER_DOWN=
+_pulse_docker_asked=false
+pulse_docker_answers() {
+  local out rc=0 line
+  if [[ $_pulse_docker_asked == true ]]; then
+    if [[ -z $PULSE_DOCKER_DOWN ]]; then return 0; else return 1; fi
+  fi
+  _pulse_docker_asked=true
+  out=$(timeout 10 docker version --format '{{.Server.Version}}' </dev/null 2>&1) || rc=$?
+  ((rc != 0)) || return 0
+  line=
+  while IFS= read -r line; do [[ -z ${line//[[:space:]]/} ]] || break; done <<<"$out"
+  ((rc != 124)) || line='no answer within 10 s (the daemon may be frozen)'
+  PULSE_DOCKER_DOWN="the Docker daemon does not answer: ${line:0:400}"
+  [[ -n $line ]] || PULSE_DOCKER_DOWN+="docker version exited $rc"
+  return 1
+}
+
+pulse_fail_docker_down() {
+  pulse_record docker ok:=false daemon:=false detail="$PULSE_DOCKER_DOWN"
+  pulse_fail "$PULSE_EXIT_DOCKER_DOWN" "$PULSE_DOCKER_DOWN${1:+ ($1)}"
 }
 
 # pulse_redact_output: from here on, stdout and stderr leave the node through pulse_redact, with the secrets of

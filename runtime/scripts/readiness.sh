@@ -3,9 +3,14 @@
 # A container of this start that already exited will never answer: that is a precondition failure (exit 11), so
 # the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
 # A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
+# A container that could not start at all (a failing OCI hook such as nvidia-container-runtime-hook with a broken
+# driver, a missing entrypoint) stays `created` with State.Error set and will never answer either: exit 11 at once,
+# naming State.Error. A Docker daemon that does not answer is exit 15, never "no container yet".
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_PROBE_HOST, PULSE_SERVED_MODEL_NAME, PULSE_CONTAINER, PULSE_SEEN_ID and
-# PULSE_SEEN_RESTARTS (optional), PULSE_NO_LOG_TAIL=1 (the wait follows the log already: no tail). Records: readiness; container{id,status,exitCode,restartCount} and log-tail{text}
-# (the container log's last lines, at most 4 KB) when no 200.
+# PULSE_SEEN_RESTARTS (optional), PULSE_NO_LOG_TAIL=1 (the wait follows the log already: no tail). Records: readiness;
+# container{id,status,exitCode,restartCount,startedAt,error} and log-tail{text} (the container log's last lines, at
+# most 4 KB) when no 200; crash-loop{container,restartCount,ended} when its restart policy restarted it (the one
+# change this probe makes: it ends the loop, see below).
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
 pulse_api_key "$PULSE_ENV_PATH"
 host=$PULSE_PROBE_HOST
@@ -26,13 +31,22 @@ esac
 # restart policy restarts a crashing server: each run dies before it serves). PULSE_SEEN_ID/PULSE_SEEN_RESTARTS are
 # what the first probe of the wait reported (the wait keeps them in its heartbeat, so a resumed wait still has them).
 if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
-  st=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null || true)
-  read -r cid state ecode restarts oom <<<"$st" || true
+  # State.Error goes last: read gives the last name the rest of the line, spaces and all.
+  st=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.State.OOMKilled}} {{.State.StartedAt}} {{.State.Error}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null) ||
+    { st=; pulse_docker_answers || pulse_fail_docker_down "readiness of container $PULSE_CONTAINER"; }
+  read -r cid state ecode restarts oom started err <<<"$st" || true
   if [[ -n ${cid:-} && $restarts =~ ^[0-9]+$ && $ecode =~ ^[0-9]+$ ]]; then
-    pulse_record container id="$cid" status="$state" exitCode:="$ecode" restartCount:="$restarts"
+    pulse_record container id="$cid" status="$state" exitCode:="$ecode" restartCount:="$restarts" startedAt="${started:-}" error="$err"
     logs="see docker logs $PULSE_CONTAINER"
     case $state in
-      exited | dead) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER is $state ($(pulse_exit_words "$ecode" "$oom")) before /v1/models answered; $logs" ;;
+      exited | dead) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER is $state ($(pulse_exit_words "$ecode" "$oom")) before /v1/models answered${err:+; State.Error: $err}; $logs" ;;
+      created)
+        # docker run creates, then starts: a `created` container is only on its way while State.Error is empty. Once
+        # the start failed, docker leaves it created, never started (StartedAt 0001-01-01), with ExitCode 127 or 128
+        # and the cause in State.Error; no restart policy ever restarts a container that never ran.
+        if [[ -n $err ]]; then
+          pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER could not start (docker left it created, never started, exit code $ecode): State.Error: $err"
+        fi ;;
     esac
     if [[ -n ${PULSE_SEEN_ID:-} && $cid != "$PULSE_SEEN_ID" ]]; then
       pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER was replaced during the readiness wait (id ${PULSE_SEEN_ID:0:12} → ${cid:0:12}): the server this deploy started is gone"
@@ -42,7 +56,17 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
       # the container waits to restart.
       last=
       [[ $state != restarting ]] || last="; last $(pulse_exit_words "$ecode" "$oom")"
-      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $logs"
+      # A crash loop is ended here, by the step that found it, not left to run until someone runs down: each new run
+      # loads the weights again into GPU memory the rollback or the next up needs, and fills the log. The policy
+      # goes first (docker update: a daemon restart must not revive an `always` container), then docker stop cancels
+      # a restart that is already due and ends a run that is loading. The container stays, exited, with its log
+      # (pulse model logs, docker logs), until down or the next up removes it. docker stop waits up to 10 s.
+      ended="pulse ended the loop (docker update --restart=no, docker stop); the container stays, stopped, with its log until pulse model down or the next up removes it"
+      if ! docker update --restart=no "$cid" >/dev/null 2>&1 </dev/null || ! docker stop -t 10 "$cid" >/dev/null 2>&1 </dev/null; then
+        ended="pulse could not end the loop (docker update --restart=no or docker stop failed): it goes on until pulse model down stops it"
+      fi
+      pulse_record crash-loop container="$PULSE_CONTAINER" restartCount:="$restarts" ended="$ended"
+      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $ended; $logs"
     fi
   fi
 fi

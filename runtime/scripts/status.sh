@@ -6,9 +6,12 @@
 #   PULSE_PROBE_HOST   address to reach the server from the node itself (BIND, or loopback for a wildcard BIND)
 #   PULSE_HTTP         1: GET /v1/models on the primary recipe's server; 0: no HTTP request at all
 #   PULSE_HEALTH_ROUTE 1 (with PULSE_HTTP=1): GET /health as well (the watchdog: 503 means the engine is dead)
+#   PULSE_KV_TAIL_LINES how many of the container log's last lines are searched for the KV cache line (default 2000)
 # Every command that could read stdin gets </dev/null: bash -s reads the rest of this script from stdin.
 # Records:
-#   container  recipe name exists running status startedAt image      (one per recipe; of an existing one also
+#   container  recipe name exists running status startedAt image      (one per recipe, status `absent` when docker
+#                                                                        says there is none, `unknown` when the daemon
+#                                                                        does not answer; of an existing one also
 #              exitCode restartCount finishedAt oomKilled exitMeaning    the last exit, in words (pulse_exit_words),
 #              logConfig error                                           HostConfig.LogConfig and State.Error as JSON)
 #   env        recipe path exists text_b64                              (the .env with secret lines replaced)
@@ -19,6 +22,8 @@
 #   memory     availableKiB totalKiB watermarkScaleFactor
 #   gpu-proc   line                                                      (nvidia-smi compute apps, one each)
 #   gpu        ok detail                                                 (whether nvidia-smi answered)
+#   docker     ok detail [daemon]                                        (docker is missing, or daemon false: the
+#                                                                        Docker daemon does not answer, in docker's words)
 
 # A line that assigns a secret is replaced by this marker, so the text that leaves the node never holds a secret
 # and the controller can still tell where the secret lines were (at the end: carried; elsewhere: an edit).
@@ -49,6 +54,11 @@ status_container() {
   local fmt='{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}{{"\t"}}{{.State.ExitCode}}'
   fmt+='{{"\t"}}{{.RestartCount}}{{"\t"}}{{.State.FinishedAt}}{{"\t"}}{{.State.OOMKilled}}{{"\t"}}{{json .HostConfig.LogConfig}}{{"\t"}}{{json .State.Error}}'
   if ! info=$(docker container inspect --format "$fmt" "$name" </dev/null 2>/dev/null); then
+    # Absent only when the daemon answered; else nobody knows (status `unknown`, and one `docker` record says why).
+    if ! pulse_docker_answers; then
+      pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=unknown startedAt:=null image:=null
+      return 3
+    fi
     pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=absent startedAt:=null image:=null
     return 1
   fi
@@ -65,8 +75,8 @@ status_container() {
   return 2
 }
 
-# Each entry: name<TAB>dir<TAB>container<TAB>docker state (0 running, 2 exists, 1 absent), so the primary recipe's
-# state needs no second `docker inspect`.
+# Each entry: name<TAB>dir<TAB>container<TAB>docker state (0 running, 2 exists, 1 absent, 3 unknown: the daemon does
+# not answer), so the primary recipe's state needs no second `docker inspect`.
 primary= primary_dir= primary_container= primary_rc= first= existing=
 have_docker=true
 command -v docker >/dev/null 2>&1 || have_docker=false
@@ -86,6 +96,7 @@ while IFS=$'\t' read -r r_name r_dir r_container; do
   fi
 done <<<"${PULSE_RECIPES:-}"
 $have_docker || pulse_record docker ok:=false detail="docker not found on PATH"
+[[ -z $PULSE_DOCKER_DOWN ]] || pulse_record docker ok:=false daemon:=false detail="$PULSE_DOCKER_DOWN"
 
 # The primary recipe: the one whose container runs, else one whose container exists, else the first.
 [[ -n $primary ]] || primary=${existing:-$first}
@@ -93,11 +104,16 @@ IFS=$'\t' read -r primary primary_dir primary_container primary_rc <<<"$primary"
 pulse_record primary recipe="$primary"
 
 if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
-  # Docker rotates the log only as its log config says (status shows it); when the line is gone the controller
-  # shows the value `up` saved. A driver that cannot be read (none) makes docker logs fail: no line then.
-  # One line in current vLLM, a size and a concurrency line in older releases (the controller joins them).
-  # The log is read as a stream (one awk pass keeps the last of each, cut to 1000 bytes), never copied: it can be GBs.
-  kvs=$(docker logs "$primary_container" </dev/null 2>&1 | "$_PULSE_AWK" '
+  # Only the log's last PULSE_KV_TAIL_LINES lines (default 2000) are read: docker reads a --tail from the end of the
+  # file, so the cost does not grow with the log (a json-file log without max-size never rotates and grows for as
+  # long as the container lives: reading it whole took 7-8 s per status at 120 MB, and every watchdog check pays it).
+  # vLLM prints the line once at start-up, so on a server that has logged more since, it is not in the tail and the
+  # controller shows the value `up` saved (from the log while it was young). A driver that cannot be read (none)
+  # makes docker logs fail: no line then. One line in current vLLM, a size and a concurrency line in older releases
+  # (the controller joins them); one awk pass keeps the last of each, cut to 1000 bytes.
+  kv_tail=${PULSE_KV_TAIL_LINES:-2000}
+  [[ $kv_tail =~ ^[0-9]+$ ]] || kv_tail=2000
+  kvs=$(docker logs --tail "$kv_tail" "$primary_container" </dev/null 2>&1 | "$_PULSE_AWK" '
     /KV cache size: [0-9,]+ tokens/ { kv = substr($0, 1, 1000) }
     /Maximum concurrency for [0-9,]+ tokens per request/ { conc = substr($0, 1, 1000) }
     END { print kv; print conc }') || true
@@ -107,6 +123,9 @@ fi
 
 primary_running=false
 [[ $primary_rc == 0 ]] && primary_running=true
+# A daemon that does not answer says nothing about the server: with live-restore its containers go on serving while
+# dockerd is down, so the HTTP check still runs.
+[[ $primary_rc != 3 ]] || primary_running=true
 
 if [[ ${PULSE_HTTP:-0} == 1 ]] && ! $primary_running; then
   pulse_record health skipped="not checked: no container runs"

@@ -11,13 +11,18 @@ stop=$(pulse_abs "$PULSE_RECIPE_STOP")
 [[ -f $stop ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "stop script $stop is missing"
 # `docker container inspect --format` prints an empty line for a container that does not exist: only its exit
 # status says absent.
+# `unknown` when the Docker daemon does not answer: the stop then fails with exit 15, never "container gone".
 state_of() {
   local out
-  out=$(docker container inspect --format '{{.State.Status}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null) || out='absent false'
+  if ! out=$(docker container inspect --format '{{.State.Status}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null); then
+    out='absent false'
+    pulse_docker_answers || out='unknown false'
+  fi
   printf '%s\n' "$out"
 }
 before=absent oom=false
 read -r before oom <<<"$(state_of)" || true
+[[ $before != unknown ]] || { pulse_docker_answers || pulse_fail_docker_down "stop: container $PULSE_CONTAINER not touched, stop.sh not run"; }
 was=false
 case $before in running | paused | restarting) was=true ;; esac
 waitf=$(mktemp)
@@ -37,6 +42,7 @@ now=absent
 for i in $(seq 1 50); do
   read -r now _ <<<"$(state_of)" || true
   [[ $now != absent ]] || break
+  [[ $now != unknown ]] || { pulse_docker_answers || pulse_fail_docker_down "stop: stop.sh exited $rc; whether container $PULSE_CONTAINER is gone is unknown"; }
   if [[ $now != removing ]] && ((i % 5 == 1)); then docker rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 </dev/null || true; fi
   sleep 0.2
 done

@@ -70,7 +70,7 @@ export function statusInputs(node: NodeConfig, http: boolean, healthRoute = fals
 
 function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, httpSkip: string | null): NodeStatus {
   return {
-    node: name, protected: node.protected, answered: false, error: null, recipe: null, container: null, containers: [],
+    node: name, protected: node.protected, answered: false, error: null, recipe: null, container: null, containers: [], dockerDown: null,
     env: null, health: healthOf(undefined, httpSkip ?? 'not checked: the node did not answer', ''),
     kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null,
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
@@ -97,14 +97,23 @@ export function applyRecords(s: NodeStatus, result: RemoteResult, gateGiB: numbe
   if (s.env?.exists && !s.env.renderedByPulse) s.warnings.push(`${s.env.path} has no pulse header (not rendered by pulse)`);
   if (s.memory?.warning) s.warnings.push(s.memory.warning);
   if (s.kvCache.source === 'state') {
-    const why = s.container?.logs ? `log config ${s.container.logs.summary}` : 'rotated';
-    s.warnings.push(`the KV cache line is gone from the container log (${why}); showing the value up saved`);
+    // status.sh reads only the log's last lines (PULSE_KV_TAIL_LINES): a line vLLM printed at start-up is gone from
+    // them once the server logged more, or when the log config rotated it out.
+    const why = s.container?.logs ? `; log config ${s.container.logs.summary}` : '';
+    s.warnings.push(`the KV cache line is not in the container log's last lines (rotated out, or logged before them${why}); showing the value up saved`);
   }
   const c = s.container;
-  if (c?.exists && c.state === 'restarting') s.warnings.push(`${c.name} is restarting: its restart policy restarted it ${c.restartCount ?? '?'} time(s), last ${c.exitMeaning ?? `exit ${c.exitCode ?? '?'}`}`);
+  if (c?.exists && c.state === 'restarting') {
+    s.warnings.push(
+      `${c.name} is restarting: its restart policy restarted it ${c.restartCount ?? '?'} time(s), last ${c.exitMeaning ?? `exit ${c.exitCode ?? '?'}`}; ` +
+        `it loops until stopped: pulse model down --node ${s.node} (or docker update --restart=no ${c.name} to keep it with its log)`,
+    );
+  }
   if (c?.exists && c.state === 'dead') s.warnings.push(`${c.name} is dead: docker failed to remove it${c.error ? ` (${c.error})` : ''}; docker rm -f ${c.name} retries`);
+  if (c?.exists && c.state === 'created' && c.error) s.warnings.push(`${c.name} could not start (docker left it created, never started): ${c.error}`);
   const docker = lastOf(recs, 'docker');
   if (docker) s.warnings.push(String(docker['detail']));
+  if (docker?.['daemon'] === false) s.dockerDown = typeof docker['detail'] === 'string' ? docker['detail'] : 'the Docker daemon does not answer';
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

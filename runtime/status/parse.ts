@@ -34,16 +34,25 @@ export function containerOf(r: PulseRecord): ContainerStatus {
     exists: r['exists'] === true,
     running: r['running'] === true,
     state: str(r, 'status') ?? 'unknown',
-    startedAt: str(r, 'startedAt'),
+    startedAt: timeOf(str(r, 'startedAt')),
     image: str(r, 'image'),
     exitCode: num(r, 'exitCode'),
     exitMeaning: str(r, 'exitMeaning') || null,
     restartCount: num(r, 'restartCount'),
-    finishedAt: str(r, 'finishedAt'),
+    finishedAt: timeOf(str(r, 'finishedAt')),
     oomKilled: r['oomKilled'] === true,
     error: jsonStr(str(r, 'error')),
     logs: logConfigOf(str(r, 'logConfig')),
   };
+}
+
+/**
+ * A time docker reports, or null for its zero time: docker writes 0001-01-01T00:00:00Z as StartedAt of a container
+ * that never started (a `created` one whose start failed) and as FinishedAt of one that never ended. It is no time.
+ */
+export function timeOf(iso: string | null): string | null {
+  if (!iso || iso.startsWith('0001-')) return null;
+  return Number.isFinite(Date.parse(iso)) ? iso : null;
 }
 
 /** A JSON string literal from the node (`{{json .State.Error}}`); null when empty or not one. */

@@ -11,10 +11,26 @@ export async function runGpuProbe(session: NodeSession, node: NodeConfig): Promi
   const failure = failureOf(result);
   const rec = result.records.filter((r) => r.kind === 'gpu-probe').at(-1);
   if (failure || !rec) return { ran: false, skipped: failure?.message ?? 'the probe script gave no result', exitCode: result.exitCode, output: null };
-  return {
-    ran: true,
-    skipped: null,
-    exitCode: typeof rec['exitCode'] === 'number' ? rec['exitCode'] : null,
-    output: typeof rec['output'] === 'string' ? rec['output'] : null,
-  };
+  const exitCode = typeof rec['exitCode'] === 'number' ? rec['exitCode'] : null;
+  const output = typeof rec['output'] === 'string' ? rec['output'] : null;
+  return { ran: true, skipped: null, exitCode, output, line: probeLine(output, exitCode) };
+}
+
+/** docker's closing advice after every daemon error of a command (28.x: `Run 'docker run --help' for more information`). */
+const DOCKER_TRAILER = /^Run '[^']*--help' for more information\.?$/;
+const ERROR_WORD = /error|failed|fail:|denied|not found|no such|cannot|could not/i;
+
+/**
+ * The one line of the probe's output that says what happened: on a failure the last line that names an error (the
+ * docker CLI ends every daemon error with a `Run 'docker run --help'` line, so the last line is never the cause), else
+ * the last line with text. null without output.
+ */
+export function probeLine(output: string | null, exitCode: number | null): string | null {
+  const lines = (output ?? '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !DOCKER_TRAILER.test(l));
+  if (lines.length === 0) return null;
+  if (exitCode !== 0) {
+    const err = lines.findLast((l) => ERROR_WORD.test(l));
+    if (err) return err;
+  }
+  return lines.at(-1) ?? null;
 }

@@ -7,6 +7,7 @@ import { duration, utc } from '../format.js';
 import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
 import { watchdogLine } from '../fleet/watchdog.js';
+import { probeLine } from './probe.js';
 
 /** The detail key of a link line: printed whole, the one kind of line that may pass WIDTH. */
 const LINK = 'ui';
@@ -46,7 +47,7 @@ function cell(text: string, width: number): string {
 }
 
 function summaryRow(s: NodeStatus): string {
-  const container = s.answered ? (s.container ? (s.container.exists ? s.container.state : 'none') : '-') : 'UNREACHABLE';
+  const container = s.answered ? (s.container ? (s.container.exists ? s.container.state : s.dockerDown ? 'docker down' : 'none') : '-') : 'UNREACHABLE';
   const profile = s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-');
   const drift = s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-';
   const last = s.lastDeploy ? s.lastDeploy.state : 'none';
@@ -63,7 +64,7 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const out: [string, string][] = [];
   if (!s.answered) out.push(['error', s.error ?? 'no answer']);
   const c = s.container;
-  if (c) out.push(['container', c.exists ? `${c.name} ${c.state}${c.startedAt ? ` since ${utc(c.startedAt)} (${age(c.startedAt, now)})` : ''}, image ${c.image ?? '?'}${containerExtra(c)}` : `${c.name}: no such container`]);
+  if (c) out.push(['container', containerText(c, s.dockerDown ?? null, now)]);
   if (c?.logs) out.push(['logs', c.logs.summary]);
   const e = s.env;
   if (e) {
@@ -75,7 +76,7 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
     out.push(['health', h.checked ? `HTTP ${h.httpStatus ?? 'none'} ${h.servedModels.join(',') || '(no model)'} max_model_len ${h.maxModelLen ?? '?'}${h.detail ? ` (${h.detail})` : ''}` : (h.skipped ?? '')]);
   }
   const kv = s.kvCache.line?.replace(/^.*?(GPU KV cache size)/, '$1') ?? null;
-  if (s.answered) out.push(['kv cache', kv ? `${kv}${s.kvCache.source === 'state' ? ' (saved by up: rotated out of the log)' : ''}` : 'none']);
+  if (s.answered) out.push(['kv cache', kv ? `${kv}${s.kvCache.source === 'state' ? ' (saved by up: not in the log\'s last lines)' : ''}` : 'none']);
   const m = s.memory;
   if (m) out.push(['memory', memoryText(m, s.container?.running ?? false)]);
   if (s.answered) out.push(['gpu procs', s.gpuProcesses === null ? 'nvidia-smi did not answer' : s.gpuProcesses.length ? s.gpuProcesses.map((p) => `${p.pid ?? '?'} ${p.name} ${p.usedMiB ?? '?'} MiB`).join('; ') + ' (information only)' : 'none listed (information only)']);
@@ -91,14 +92,30 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   const lk = lockLine(s);
   if (lk) out.push(['lock', lk]);
   const g = s.gpuProbe;
-  if (g) out.push(['gpu probe', g.ran ? `exit ${g.exitCode}: ${(g.output ?? '').trim().split('\n').slice(-1)[0] ?? ''}` : `skipped: ${g.skipped}`]);
+  if (g) out.push(['gpu probe', g.ran ? `exit ${g.exitCode}: ${g.line ?? probeLine(g.output, g.exitCode) ?? ''}` : `skipped: ${g.skipped}`]);
   for (const w of s.warnings) out.push(['warning', w]);
   return out;
 }
 
-/** The last exit and the restarts of a container that is not simply running, as docker's fields say. */
+/**
+ * The container line: its state since the time that state began (StartedAt while it runs, FinishedAt once it
+ * exited), never docker's zero time; a container that never started says so, with State.Error. A daemon that does
+ * not answer is said so, never "no such container".
+ */
+export function containerText(c: ContainerStatus, dockerDown: string | null, now: Date): string {
+  if (!c.exists) return c.state === 'unknown' && dockerDown ? `${c.name}: unknown (${dockerDown})` : `${c.name}: no such container`;
+  const ended = c.state === 'exited' || c.state === 'dead';
+  const at = ended ? c.finishedAt : c.state === 'created' ? null : c.startedAt;
+  const since = at ? ` since ${utc(at)} (${age(at, now)})` : c.state === 'created' && !c.startedAt ? ', never started' : '';
+  return `${c.name} ${c.state}${since}, image ${c.image ?? '?'}${containerExtra(c)}`;
+}
+
+/** The last exit, the restarts and State.Error of a container that is not simply running, as docker's fields say. */
 function containerExtra(c: ContainerStatus): string {
-  const parts = [c.exitMeaning, c.restartCount ? `restarted ${c.restartCount} time(s) by its restart policy` : null].filter((p) => p);
+  const parts = [
+    c.exitMeaning, c.restartCount ? `restarted ${c.restartCount} time(s) by its restart policy` : null,
+    c.error ? `error: ${c.error}` : null,
+  ].filter((p) => p);
   return parts.length ? `; ${parts.join('; ')}` : '';
 }
 

@@ -37,8 +37,12 @@ export interface ContainerStatus {
   name: string;
   exists: boolean;
   running: boolean;
-  /** docker's State.Status as docker names it: created, running, paused, restarting, removing, exited, dead; or `absent`. */
+  /**
+   * docker's State.Status as docker names it: created, running, paused, restarting, removing, exited, dead; or
+   * `absent` (docker says there is none), or `unknown` (the Docker daemon does not answer: NodeStatus.dockerDown).
+   */
   state: string;
+  /** State.StartedAt; null when it never started (docker's zero time 0001-01-01T00:00:00Z). */
   startedAt: string | null;
   image: string | null;
   /** State.ExitCode: the last exit (0 while it never exited); null when absent. */
@@ -47,9 +51,13 @@ export interface ContainerStatus {
   exitMeaning: string | null;
   /** RestartCount: restarts done by the restart policy. */
   restartCount: number | null;
+  /** State.FinishedAt: when its last run ended; null while it never ended (docker's zero time). */
   finishedAt: string | null;
   oomKilled: boolean;
-  /** State.Error (e.g. why a removal failed and left it dead), or null. */
+  /**
+   * State.Error, or null: why docker could not start it (a failing OCI hook such as the NVIDIA one, a missing
+   * entrypoint: the container stays `created`, never started), or why a removal failed and left it dead.
+   */
   error: string | null;
   /** HostConfig.LogConfig as the daemon merged it, and what it means; null when absent or unreadable. */
   logs: LogConfigStatus | null;
@@ -143,7 +151,10 @@ export interface GpuProbeStatus {
   ran: boolean;
   skipped: string | null;
   exitCode: number | null;
+  /** The last 2000 bytes of its output. */
   output: string | null;
+  /** The line that says what happened (runtime/status/probe.ts probeLine): the error line when it failed. */
+  line?: string | null;
 }
 
 export interface NodeStatus {
@@ -157,6 +168,11 @@ export interface NodeStatus {
   container: ContainerStatus | null;
   /** Every recipe's container (for nodes with more than one recipe). */
   containers: ContainerStatus[];
+  /**
+   * docker's own words when the node's Docker daemon does not answer (stopped, its socket missing, permission denied):
+   * the containers' state is `unknown` then, never `absent`. null: it answered, or status did not need to ask.
+   */
+  dockerDown?: string | null;
   env: EnvStatus | null;
   health: HealthStatus;
   kvCache: KvCacheStatus;

@@ -133,7 +133,7 @@ describe('status against 8 simulated nodes', () => {
     // A line saved by an older pulse keeps vLLM's logger prefix; status shows it in the one canonical shape.
     assert.deepEqual(x.kvCache, { line: 'GPU KV cache size: 999,999 tokens', source: 'state', tokens: 999999, concurrency: null, concurrencyForTokens: null });
     assert.match(x.warnings.join('\n'), /rotated/);
-    assert.match(block('spark2'), /kv cache +GPU KV cache size: 999,999 tokens \(saved by up: rotated out of the log\)/);
+    assert.match(block('spark2'), /kv cache +GPU KV cache size: 999,999 tokens \(saved by up: not in the log's last lines\)/);
     assert.match(block('spark2'), /health +HTTP 200 qwen38 max_model_len 524288/);
     assert.match(row('spark2'), /running +best +ok +serving /);
     assert.deepEqual([x.verdict, x.healthy], ['serving', true]);

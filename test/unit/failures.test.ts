@@ -61,8 +61,8 @@ test('failures: the exit codes are the documented ones, each listed once in --he
   const codes = Object.fromEntries(kinds.map((k) => [k, FAILURES[k].exit]));
   assert.deepEqual(codes, {
     internal: 1, usage: 2, config: 3, refused: 4, precondition: 5, unreachable: 6, 'not-ready': 7, timeout: 8, script: 9, verify: 9,
-    temporal: 10, unauthorized: 11, temporary: 12, cancelled: 13,
+    temporal: 10, unauthorized: 11, temporary: 12, cancelled: 13, 'docker-down': 14,
   });
   const lines = exitCodeLines();
-  assert.deepEqual(lines.map((l) => Number(l.trim().split(/\s+/)[0])), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 130]);
+  assert.deepEqual(lines.map((l) => Number(l.trim().split(/\s+/)[0])), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 130]);
 });
