@@ -38,19 +38,19 @@ export async function failureFacts(node: string, nodesFile: string | undefined):
     const { statusOfNode } = await import('../runtime/status/collect.js');
     const { readLogs } = await import('../runtime/status/logs.js');
     const { NodePool } = await import('../runtime/node/connect.js');
-    const { defaultStateDir, readNodeState } = await import('../runtime/state/state.js');
+    const { trustedStateDir, readNodeState } = await import('../runtime/state/state.js');
     const config = loadNodesConfig(resolveNodesPath(nodesFile));
     const cfg = nodeOf(config, node);
     const pool = new NodePool();
     try {
       const req = { node, http: false, gpuProbe: false, yes: false };
-      facts.status = await statusOfNode(config, node, req, { open: async (t) => pool.session(t), stateDir: defaultStateDir(), nodeTimeoutMs: READ_TIMEOUT_MS });
+      facts.status = await statusOfNode(config, node, req, { open: async (t) => pool.session(t), stateDir: trustedStateDir(), nodeTimeoutMs: READ_TIMEOUT_MS });
       if (!facts.status.answered) {
         facts.problem = facts.status.error ?? 'no answer';
         return facts;
       }
       const session = pool.session(targetOf(node, cfg));
-      const state = await readNodeState(defaultStateDir(), node).catch(() => null);
+      const state = await readNodeState(trustedStateDir(), node).catch(() => null);
       const signal = (): AbortSignal => AbortSignal.timeout(READ_TIMEOUT_MS);
       const ignore = { source: () => undefined, line: () => undefined };
       const deployLog = { source: 'deploy', tail: 0, follow: false, deployLog: state?.logPath ?? null } as const;

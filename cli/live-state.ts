@@ -21,11 +21,11 @@ export async function liveStateLine(node: string, nodes: string | undefined): Pr
     const { resolveNodesPath } = await import('../runtime/state/paths.js');
     const { statusOfNode } = await import('../runtime/status/collect.js');
     const { openSession } = await import('../runtime/node/connect.js');
-    const { defaultStateDir } = await import('../runtime/state/state.js');
+    const { trustedStateDir } = await import('../runtime/state/state.js');
     const config = loadNodesConfig(resolveNodesPath(nodes));
     if (!Object.hasOwn(config.nodes, node)) return `pulse changed nothing on ${node}; ${config.file} does not list it, so its state now is unknown`;
     const req = { node, http: false, gpuProbe: false, yes: false };
-    return describe(node, await statusOfNode(config, node, req, { open: openSession, stateDir: defaultStateDir(), nodeTimeoutMs: TIMEOUT_MS }));
+    return describe(node, await statusOfNode(config, node, req, { open: openSession, stateDir: trustedStateDir(), nodeTimeoutMs: TIMEOUT_MS }));
   } catch (e) {
     return `pulse changed nothing on ${node}; its state now is unknown (${(e as Error).message}): pulse model status --node ${node}`;
   }

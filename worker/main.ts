@@ -14,6 +14,7 @@ import { createActivities } from '../activities/index.js';
 import type { ActivityDeps, ActivityLogger, PulseActivities } from '../activities/index.js';
 import { PulseError } from '../runtime/errors.js';
 import { defaultStateDir } from '../runtime/state/state.js';
+import { checkStateDir } from '../runtime/state/state-dir.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../workflows/definitions.js';
 import { buildDeps, fileSource, stderrLogger } from './deps.js';
 import { lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from './logging.js';
@@ -96,7 +97,10 @@ export async function createPulseWorker(opts: PulseWorkerOptions): Promise<Pulse
   const logger = opts.logger ?? stderrLogger();
   // A graceful shutdown hands the waits back at once (they resume elsewhere from their checkpoint); other steps finish.
   const stopping = new AbortController();
-  const real = buildDeps(opts.stateDir ?? defaultStateDir(), logger, { stopping: stopping.signal, ...(opts.nodesPath ? { files: fileSource(opts.nodesPath) } : {}), ...opts.deps });
+  // The state dir the worker writes: created 0700, or refused when another user owns or can write it.
+  const stateDir = opts.stateDir ?? defaultStateDir();
+  checkStateDir(stateDir, { create: true });
+  const real = buildDeps(stateDir, logger, { stopping: stopping.signal, ...(opts.nodesPath ? { files: fileSource(opts.nodesPath) } : {}), ...opts.deps });
   const taskQueue = opts.taskQueue ?? TASK_QUEUE;
   const gatewayQueue = stateTaskQueue(taskQueue);
   let acts = opts.activities ?? createActivities(real.deps);

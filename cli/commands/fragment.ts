@@ -8,7 +8,7 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { operatorSteps, publishFragment, type EndpointChange, type FragmentResult } from '../../runtime/gateway/gateway.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
-import { defaultStateDir } from '../../runtime/state/state.js';
+import { trustedStateDir } from '../../runtime/state/state.js';
 import type { FragmentOptions } from '../options.js';
 
 function endpointLine(e: EndpointChange): string {
@@ -32,7 +32,7 @@ export function fragmentReport(r: FragmentResult): string[] {
 /** Rebuild the fragment; exit 0 (a warning, such as the all-disabled fallback, does not fail the command). */
 export async function run(opts: FragmentOptions): Promise<number> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
-  const result = await publishFragment(defaultStateDir(), fleetOf(config));
+  const result = await publishFragment(trustedStateDir(), fleetOf(config));
   if (opts.json) {
     const { fragment, ...rest } = result;
     process.stdout.write(`${JSON.stringify({ ...rest, fragment, steps: result.changed ? operatorSteps(result.path) : [] }, null, 2)}\n`);

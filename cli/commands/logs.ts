@@ -6,7 +6,7 @@
  */
 import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
-import { defaultStateDir, readNodeState } from '../../runtime/state/state.js';
+import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { targetOf } from '../../runtime/config/nodes.js';
 import { readLogs, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
 import { plainText } from '../live-line.js';
@@ -34,7 +34,7 @@ function printer(node: string, opts: LogsOptions): LogsSink {
 export async function run(opts: LogsOptions): Promise<number> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
-  const state = await readNodeState(defaultStateDir(), opts.node);
+  const state = await readNodeState(trustedStateDir(), opts.node);
   const { NodePool } = await import('../../runtime/node/connect.js');
   const pool = new NodePool();
   const ac = new AbortController();

@@ -21,11 +21,11 @@ function named(node: NodeConfig, to: string): string {
 async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequest; node: NodeConfig }> {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/state/paths.js');
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
+  const { trustedStateDir, readNodeState } = await import('../../runtime/state/state.js');
   const { utc } = await import('../../runtime/format.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
-  const state = await readNodeState(defaultStateDir(), opts.node);
+  const state = await readNodeState(trustedStateDir(), opts.node);
   const backup = opts.to ? named(node, opts.to) : (state?.lastKnownGood?.backupPath ?? state?.backupPath ?? null);
   if (!backup) {
     throw new PulseError('precondition', `${opts.node}: no backup to roll back to (no up replaced a .env there since pulse keeps last known good)`, {

@@ -8,7 +8,7 @@ import { loadInputs } from '../../runtime/config/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
 import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder } from '../../runtime/fleet/rollout.js';
-import { defaultStateDir, readNodeState } from '../../runtime/state/state.js';
+import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
 import type { RolloutRequest } from '../../runtime/model/index.js';
 import type { RolloutOptions } from '../rollout-flags.js';
@@ -26,8 +26,8 @@ async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest;
   // The dry-run shows a protected node without --yes (it says so); a real rollout is refused here and by the worker.
   checkRolloutRequest(config, profiles, opts.dryRun ? { ...request, confirmed: true } : request);
   const now = new Date(Math.floor(Date.now() / 1000) * 1000);
-  for (const n of request.nodes) nodePlanOf(config, profiles, { ...request, confirmed: request.confirmed || opts.dryRun }, n, await readNodeState(defaultStateDir(), n), now);
-  const steps = plannedSteps(config, gatewayEndpoints(defaultStateDir(), fleetOf(config)), request);
+  for (const n of request.nodes) nodePlanOf(config, profiles, { ...request, confirmed: request.confirmed || opts.dryRun }, n, await readNodeState(trustedStateDir(), n), now);
+  const steps = plannedSteps(config, gatewayEndpoints(trustedStateDir(), fleetOf(config)), request);
   return { request, view: { request, workflowId: rolloutIdFor(request.nodes), protectedNodes, steps } };
 }
 

@@ -8,7 +8,7 @@ import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
-import { defaultStateDir } from '../../runtime/state/state.js';
+import { trustedStateDir } from '../../runtime/state/state.js';
 import { collectStatus, judged, selectNodes } from '../../runtime/status/collect.js';
 import { renderTable, useColour } from '../../runtime/status/table.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
@@ -96,7 +96,7 @@ export async function run(opts: StatusOptions): Promise<number> {
   const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
   const { openSession } = await import('../../runtime/node/connect.js');
   const [report, deploys] = await Promise.all([
-    collectStatus(config, req, { open: openSession, stateDir: defaultStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined }),
+    collectStatus(config, req, { open: openSession, stateDir: trustedStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined }),
     timedLookup(names, opts),
   ]);
   for (const s of report.nodes) {

@@ -5,7 +5,7 @@
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
-import { defaultStateDir } from '../../runtime/state/state.js';
+import { trustedStateDir } from '../../runtime/state/state.js';
 import type { GlobalOptions } from '../options.js';
 
 export interface TunnelOptions extends GlobalOptions {
@@ -23,7 +23,7 @@ export async function run(opts: TunnelOptions): Promise<number> {
   try {
     await runTunnels({
       config,
-      stateDir: defaultStateDir(),
+      stateDir: trustedStateDir(),
       signal: stop.signal,
       log: (line) => process.stdout.write(`pulse tunnel: ${line}\n`),
       ...(opts.probeIntervalS ? { timings: { probeIntervalMs: opts.probeIntervalS * 1000 } } : {}),

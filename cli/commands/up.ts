@@ -17,11 +17,11 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const { readOverlay } = await import('../../runtime/config/overlay.js');
   const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const { upPlanFor } = await import('../../runtime/plan/plan.js');
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
+  const { trustedStateDir, readNodeState } = await import('../../runtime/state/state.js');
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const profiles = loadProfiles();
   const overlay = opts.overlay ? readOverlay(opts.overlay) : null;
-  const state = await readNodeState(defaultStateDir(), opts.node);
+  const state = await readNodeState(trustedStateDir(), opts.node);
   const { profile, node, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback } = opts;
   return upPlanFor(config, profiles, { profile, node, overlay, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback }, state, new Date());
 }

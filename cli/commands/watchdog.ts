@@ -29,8 +29,8 @@ async function nodeConfig(opts: WatchdogOptions) {
 }
 
 async function record(node: string): Promise<WatchdogRecord | null> {
-  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
-  return (await readNodeState(defaultStateDir(), node).catch(() => null))?.watchdog ?? null;
+  const { trustedStateDir, readNodeState } = await import('../../runtime/state/state.js');
+  return (await readNodeState(trustedStateDir(), node).catch(() => null))?.watchdog ?? null;
 }
 
 function out(opts: WatchdogOptions, json: unknown, text: string[]): void {

@@ -7,13 +7,14 @@
  * (cli/deploy-client/worker-lifetime.ts); stopEmbeddedServer stops it first. No Temporal SDK here.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../../runtime/errors.js';
 import { profilesDir, resolveNodesPath } from '../../runtime/state/paths.js';
-import { pidAlive } from '../../runtime/state/pid.js';
+import { ownPidAlive, pidAlive } from '../../runtime/state/pid.js';
+import { openPrivateAppend, readPrivateFile, stateSubdir } from '../../runtime/state/state-dir.js';
 
 /**
  * The settings the worker's authority reads (worker/deps.ts: nodes.json and profiles; the state dir it writes; the
@@ -89,18 +90,24 @@ export function workerInfoFile(stateDir: string): string {
   return path.join(stateDir, 'temporal', 'worker.json');
 }
 
+/** worker.json, read without following a link and only when it is the user's own regular file (else refused). */
 async function readInfo(stateDir: string): Promise<BackgroundWorkerInfo | null> {
+  const text = readPrivateFile(workerInfoFile(stateDir));
+  if (text === null) return null;
   try {
-    const v = JSON.parse(await readFile(workerInfoFile(stateDir), 'utf8')) as BackgroundWorkerInfo;
+    const v = JSON.parse(text) as BackgroundWorkerInfo;
     return typeof v.pid === 'number' && typeof v.buildId === 'string' ? v : null;
   } catch {
     return null;
   }
 }
 
-/** Guards against pid reuse: on Linux the pid must still be a `pulse worker --background`. */
+/**
+ * Guards against pid reuse and a planted record: the pid must be the user's own process (never another user's, which
+ * stopBackgroundWorker would signal), and on Linux still a `pulse worker --background`.
+ */
 async function isBackgroundWorker(pid: number): Promise<boolean> {
-  if (!pidAlive(pid)) return false;
+  if (!ownPidAlive(pid)) return false;
   try {
     const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
     return cmd.includes('worker') && cmd.includes('--background');
@@ -131,8 +138,8 @@ export interface SpawnRequest {
 
 /** Starts `pulse worker --background` detached from this process and its terminal, and records it. */
 export async function spawnBackgroundWorker(r: SpawnRequest): Promise<{ info: BackgroundWorkerInfo; exited: () => boolean }> {
-  mkdirSync(path.dirname(r.logFile), { recursive: true, mode: 0o700 });
-  const fd = openSync(r.logFile, 'a', 0o600);
+  stateSubdir(r.settings.stateDir, 'logs');
+  const fd = openPrivateAppend(r.logFile);
   const s = r.settings;
   const args = [cliEntry(), 'worker', '--background', '--nodes', s.nodes, ...(r.gateway ? [] : ['--no-gateway'])];
   // Exactly the recorded settings, whatever the cwd: the record says what this worker's authority reads.
@@ -151,7 +158,8 @@ export async function spawnBackgroundWorker(r: SpawnRequest): Promise<{ info: Ba
   const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, settings: s, logFile: r.logFile, startedAt: new Date().toISOString() };
   const file = workerInfoFile(s.stateDir);
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  await rm(tmp, { force: true });
+  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
   await rename(tmp, file);
   return { info, exited: () => exited };
 }

@@ -4,13 +4,14 @@
  * No Temporal SDK here: `status` calls `runningEmbeddedServer()` and must stay cheap and never start anything.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, closeSync } from 'node:fs';
-import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
+import { existsSync, closeSync } from 'node:fs';
+import { readFile, writeFile, rename, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PulseError } from '../../runtime/errors.js';
-import { pidAlive, tryPidLock } from '../../runtime/state/pid.js';
+import { ownPidAlive, pidAlive, tryPidLock } from '../../runtime/state/pid.js';
+import { checkStateDir, openPrivateAppend, readPrivateFile, stateSubdir } from '../../runtime/state/state-dir.js';
 import { stopBackgroundWorker } from './background-worker.js';
 
 /** What `server.json` records about the server pulse started, so the next `pulse` reuses it. */
@@ -48,7 +49,7 @@ export function embeddedPort(): number {
 }
 
 function files(stateDir: string) {
-  const dir = path.join(stateDir, 'temporal');
+  const dir = path.join(path.resolve(stateDir), 'temporal');
   return { dir, info: path.join(dir, 'server.json'), lock: path.join(dir, 'server.lock'), db: path.join(dir, 'dev.db'), log: path.join(dir, 'server.log') };
 }
 
@@ -67,30 +68,56 @@ export function portAnswers(ip: string, port: number, timeoutMs = 1000): Promise
 }
 
 
-/** Guards against pid reuse: on Linux the pid must still be a `temporal` process. */
-async function isTemporalProcess(pid: number): Promise<boolean> {
-  if (!pidAlive(pid)) return false;
+/** The argument after `flag` in an argv, or undefined. */
+function argAfter(argv: string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/**
+ * Is `info` the server pulse started for this state dir? server.json is only a claim: its pid must be a live process
+ * of the effective user (never another user's: issue 27) whose command line is `temporal server start-dev` on this
+ * state dir's database, on 127.0.0.1 and the recorded port, and its address, UI port, database and log must be the
+ * ones pulse gives it. So a stale or planted file can point pulse at neither another user's server or port, nor
+ * another UI address, nor a process of the user's that is not this state dir's server. Without procfs the pid is
+ * trusted as a live process of anyone.
+ */
+async function isOwnServer(info: EmbeddedServer, f: ReturnType<typeof files>): Promise<boolean> {
+  const port = info.port;
+  if (!Number.isInteger(port) || port < 1 || port > 64535) return false;
+  if (info.ip !== IP || info.address !== `${IP}:${port}` || info.uiPort !== port + 1000) return false;
+  if (info.dbFile !== f.db || info.logFile !== f.log) return false;
+  if (!ownPidAlive(info.pid)) return false;
+  let argv: string[];
   try {
-    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-    return cmd.includes('temporal');
+    argv = (await readFile(`/proc/${info.pid}/cmdline`, 'utf8')).split('\0');
   } catch {
     return !existsSync('/proc/self'); // no procfs: trust the pid
   }
+  return argv.includes('start-dev') && argAfter(argv, '--db-filename') === f.db && argAfter(argv, '--ip') === IP && argAfter(argv, '--port') === String(port);
 }
 
-async function readInfo(infoFile: string): Promise<EmbeddedServer | null> {
+/** server.json, read without following a link and only when it is the user's own regular file (else refused). */
+function readInfo(infoFile: string): EmbeddedServer | null {
+  const text = readPrivateFile(infoFile);
+  if (text === null) return null;
   try {
-    const v = JSON.parse(await readFile(infoFile, 'utf8')) as EmbeddedServer;
+    const v = JSON.parse(text) as EmbeddedServer;
     return typeof v.pid === 'number' && typeof v.port === 'number' ? v : null;
   } catch {
     return null;
   }
 }
 
-/** The server pulse started before, when it still runs and answers; null otherwise. Never starts anything. */
+/**
+ * The server pulse started before, when it still runs and answers; null otherwise. Never starts anything. The state
+ * dir is checked first (refused when another user owns or can write it), and server.json trusted only as isOwnServer says.
+ */
 export async function runningEmbeddedServer(stateDir: string): Promise<EmbeddedServer | null> {
-  const info = await readInfo(files(stateDir).info);
-  if (!info || !(await isTemporalProcess(info.pid))) return null;
+  checkStateDir(stateDir);
+  const f = files(stateDir);
+  const info = readInfo(f.info);
+  if (!info || !(await isOwnServer(info, f))) return null;
   return (await portAnswers(info.ip, info.port)) ? info : null;
 }
 
@@ -130,7 +157,7 @@ export async function ensureEmbeddedServer(stateDir: string): Promise<EmbeddedSe
   const running = await runningEmbeddedServer(stateDir);
   if (running) return running;
   const f = files(stateDir);
-  await mkdir(f.dir, { recursive: true, mode: 0o700 });
+  stateSubdir(stateDir, 'temporal');
   const release = await takeLock(f.lock, stateDir);
   try {
     // Another pulse may have started it while we waited for the lock.
@@ -157,7 +184,7 @@ async function startServer(f: ReturnType<typeof files>): Promise<EmbeddedServer>
       });
     }
   }
-  const logFd = openSync(f.log, 'a', 0o600);
+  const logFd = openPrivateAppend(f.log);
   const child = spawn(bin, startDevArgs(f.db, port), { detached: true, stdio: ['ignore', logFd, logFd], cwd: f.dir });
   closeSync(logFd);
   child.unref();
@@ -170,7 +197,8 @@ async function startServer(f: ReturnType<typeof files>): Promise<EmbeddedServer>
   child.once('exit', () => (exited = true));
   await waitForPort(info, () => exited);
   const tmp = `${f.info}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  await rm(tmp, { force: true });
+  await writeFile(tmp, JSON.stringify(info, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
   await rename(tmp, f.info);
   return info;
 }
@@ -233,8 +261,9 @@ async function takeLock(lockFile: string, stateDir: string): Promise<() => Promi
  */
 export async function stopEmbeddedServer(stateDir: string): Promise<boolean> {
   await stopBackgroundWorker(stateDir);
-  const info = await readInfo(files(stateDir).info);
-  if (!info || !(await isTemporalProcess(info.pid))) return false;
+  const f = files(stateDir);
+  const info = readInfo(f.info);
+  if (!info || !(await isOwnServer(info, f))) return false;
   process.kill(info.pid, 'SIGTERM');
   for (let i = 0; i < 100 && pidAlive(info.pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (pidAlive(info.pid)) process.kill(info.pid, 'SIGKILL');

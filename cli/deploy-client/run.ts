@@ -68,6 +68,10 @@ export async function runDeploy(plan: DeployPlan, req: RunRequest, view: DeployV
   const what = summaryOf(plan);
   const full = await stateDiskFull(what); // before connecting: the embedded server keeps its database there
   if (full) throw full;
+  // Before anything starts: the worker log this deploy's worker appends to must be a file of the user's own, not a
+  // link planted to a file of someone else's choosing (refused with one line; runtime/state/state-dir.ts).
+  const { openWorkerLog } = await import('./worker-log.js');
+  openWorkerLog();
   const t = await connectTemporal(req);
   try {
     const replaced = await matchBackgroundWorker(t, req.nodes); // before the start: a refusal starts nothing

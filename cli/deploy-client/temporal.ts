@@ -5,7 +5,7 @@
  */
 import type { Client, Connection } from '@temporalio/client';
 import { PulseError } from '../../runtime/errors.js';
-import { defaultStateDir } from '../../runtime/state/state.js';
+import { trustedStateDir } from '../../runtime/state/state.js';
 import { ensureEmbeddedServer, runningEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { diagnoseTls } from './temporal-tls-probe.js';
 import { quietIpServernameWarning, readTlsEnv, type TlsSettings, type TlsVars } from './temporal-tls.js';
@@ -36,9 +36,9 @@ export interface PulseTemporal {
   close(): Promise<void>;
 }
 
-/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime (runtime/state/state.ts). */
+/** $PULSE_STATE_DIR, default $XDG_STATE_HOME/pulse/runtime or ~/.local/state/pulse/runtime, refused when another user owns or can write it (runtime/state/state.ts trustedStateDir). */
 export function stateDir(env: Env = process.env): string {
-  return defaultStateDir(env);
+  return trustedStateDir(env);
 }
 
 type Configured = Omit<ServerTarget, 'embedded' | 'uiBase' | 'address'> & { address: string | undefined };

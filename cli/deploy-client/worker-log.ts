@@ -3,10 +3,11 @@
  * the operator's screen (the SDK's `Activity failed` warnings with stacks, the worker's own lines). --verbose also
  * copies them to stderr. A failed deploy's closing block names the file.
  */
-import { mkdirSync, openSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import path from 'node:path';
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { jsonLine, levelAtLeast, loggerFrom } from '../../worker/logging.js';
+import { openPrivateAppend, stateSubdir } from '../../runtime/state/state-dir.js';
 import { stateDir } from './temporal.js';
 
 /** The log file of pulse's own workers (the in-process one and the background one). */
@@ -16,12 +17,16 @@ export function workerLogPath(dir: string = stateDir()): string {
 
 const opened = new Map<string, number>();
 
-/** Opens the log for appending, once per process (creating its directory, owner-only); returns its fd. */
+/**
+ * Opens the log for appending, once per process (creating `<state>/logs`, owner-only, after the state dir's checks);
+ * never through a symbolic link, and only a regular file of the user's own (runtime/state/state-dir.ts); returns its fd.
+ */
 export function openWorkerLog(file: string = workerLogPath()): number {
   const known = opened.get(file);
   if (known !== undefined) return known;
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const fd = openSync(file, 'a', 0o600);
+  const dir = path.dirname(file);
+  if (path.basename(dir) === 'logs') stateSubdir(path.dirname(dir), 'logs');
+  const fd = openPrivateAppend(file);
   opened.set(file, fd);
   return fd;
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { PulseError } from '../errors.js';
 import { pidAlive } from './pid.js';
 import { diskError } from './state-disk.js';
+import { checkStateDir } from './state-dir.js';
 
 /** A lock older than this is stale even if its pid looks alive (pid reuse, another host): sections take ms. */
 const STALE_LOCK_MS = 30_000;
@@ -155,10 +156,13 @@ function breakStaleLock(lockFile: string, stale: LockOwner): void {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Run `fn` while holding the state dir's lock file (`.lock`), so concurrent writers are serialised. */
+/**
+ * Run `fn` while holding the state dir's lock file (`.lock`), so concurrent writers are serialised. Every writer
+ * comes here first: a state dir another user owns or can write is refused (state-dir.ts) before anything is written.
+ */
 export async function withStateLock<T>(stateDir: string, fn: () => T): Promise<T> {
   try {
-    ensureDir(stateDir);
+    checkStateDir(stateDir, { create: true });
   } catch (err) {
     throw diskError(err, path.join(stateDir, '.lock'));
   }

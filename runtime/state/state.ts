@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PulseError } from '../errors.js';
 import { redactSecrets } from '../secrets.js';
 import { readFileOrNull, withStateLock, writeFileAtomic } from './state-files.js';
+import { checkStateDir } from './state-dir.js';
 import type { NodeState, NodeStateKind } from '../model/index.js';
 
 const KINDS: readonly NodeStateKind[] = ['up', 'down', 'failed', 'starting'];
@@ -23,6 +24,16 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
   if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'pulse', 'runtime');
   return path.join(env['HOME'] || os.homedir(), '.local', 'state', 'pulse', 'runtime');
+}
+
+/**
+ * defaultStateDir, refused (one line saying how to fix it, runtime/state/state-dir.ts) when another local user owns
+ * it or can write it, or one of its folders; what every command and worker uses. A missing dir passes (nothing to trust).
+ */
+export function trustedStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = defaultStateDir(env);
+  checkStateDir(dir);
+  return dir;
 }
 
 /** The state file of one node; refuses a node name that could escape nodes/. */

@@ -1,0 +1,202 @@
+/**
+ * Another local user cannot take over the operator's worker (issue 27, item 3). A real second user (a throwaway
+ * account made here with useradd, removed after) runs its own Temporal dev server, as an attacker on the controller
+ * host would, and plants what the attack needs: a state dir of its own (or a group/other-writable one) whose
+ * temporal/server.json names that server, a server.json in the operator's own dir naming it, a worker log that is a
+ * link to its file. The operator (root, as in CI) runs the real CLI against a simulated node each time: the
+ * planted state dir is refused in one line saying how to fix it and nothing runs (no workflow on the attacker's
+ * server, the node's .env untouched, no file written in the dir); a server.json naming another user's server is
+ * not trusted (pulse starts its own, and the deploy runs there); a linked worker log is refused and its target
+ * stays empty.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { accessSync, chmodSync, chownSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Connection, Client } from '@temporalio/client';
+import { startDevArgs, stopEmbeddedServer, temporalBinary } from '../../cli/deploy-client/embedded-server.js';
+import type { Sim } from '../sim/index.js';
+import { freePortPair, killEmbeddedServerOnExit, removeDir, runCli, tempDir } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
+import { until } from '../helpers/until.js';
+
+const canRun = process.getuid?.() === 0 && existsSync('/usr/sbin/useradd') && existsSync('/usr/bin/setpriv');
+const skip = canRun ? false : 'needs root, useradd and setpriv (a real second local user)';
+
+const user = `pulse-evil-${randomBytes(3).toString('hex')}`;
+let uid = -1;
+let gid = -1;
+let sim: Sim | null = null;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+/** The attacker's own folder (its server's database, its files). */
+let evilDir = '';
+let evilPort = 0;
+let evilServer: ChildProcess | null = null;
+const extraDirs: string[] = [];
+
+function asUser(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+  return spawn('/usr/bin/setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', cmd, ...args], {
+    cwd: opts.cwd, env: opts.env ?? { PATH: '/usr/bin:/bin', HOME: evilDir }, stdio: ['ignore', 'ignore', 'ignore'], detached: true,
+  });
+}
+
+/** Runs a command as the attacker to its end. */
+function asUserSync(cmd: string, args: string[]): { status: number | null; out: string } {
+  const r = spawnSync('/usr/bin/setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', cmd, ...args], { encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** The workflows on the attacker's server: what root's commands would have run there. */
+async function evilWorkflows(): Promise<string[]> {
+  const connection = await Connection.connect({ address: `127.0.0.1:${evilPort}` });
+  try {
+    const ids: string[] = [];
+    for await (const w of new Client({ connection }).workflow.list()) ids.push(w.workflowId);
+    return ids;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** What the attacker plants: a server.json naming its own server, as pulse writes one. */
+function serverJson(stateDir: string): string {
+  const t = path.join(stateDir, 'temporal');
+  return JSON.stringify({
+    pid: evilServer?.pid, ip: '127.0.0.1', port: evilPort, uiPort: evilPort + 1000, address: `127.0.0.1:${evilPort}`,
+    dbFile: path.join(t, 'dev.db'), logFile: path.join(t, 'server.log'), startedAt: new Date().toISOString(),
+  });
+}
+
+/** The node's .env and its backups: an up that ran changes both. */
+function nodeFiles(): string {
+  const node = (sim as Sim).node('simA');
+  return [readFileSync(node.envPath, 'utf8'), ...readdirSync(node.recipeDir).filter((f) => f.startsWith('.env.pulse-bak-')).sort()].join('\n');
+}
+
+function nodeUntouched(before: string): void {
+  assert.equal(nodeFiles(), before, 'the node .env and its backups are unchanged: no up ran');
+}
+
+before(async () => {
+  if (!canRun) return;
+  const made = spawnSync('/usr/sbin/useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', user], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
+  gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
+  ({ sim, dir, env } = await startSimCli('pulse-local-user-', { nodes: ['simA'], readyDelayMs: 200 }));
+  writeFileSync(sim.node('simA').envPath, 'MAX_NUM_SEQS=2\n');
+  // The attacker's own folder and its own Temporal server (the pinned binary, copied when the attacker cannot reach it).
+  evilDir = await tempDir('pulse-evil-home-');
+  extraDirs.push(evilDir);
+  chownSync(evilDir, uid, gid);
+  let bin = temporalBinary();
+  if (asUserSync('/usr/bin/test', ['-x', bin]).status !== 0) {
+    const copy = path.join(evilDir, 'temporal');
+    copyFileSync(bin, copy);
+    chmodSync(copy, 0o755);
+    bin = copy;
+  }
+  evilPort = await freePortPair();
+  const db = path.join(evilDir, 'evil.db');
+  evilServer = asUser(bin, startDevArgs(db, evilPort), { cwd: evilDir });
+  await until('the attacker\'s Temporal server answers', async () => {
+    try {
+      await evilWorkflows();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 60_000);
+  accessSync(evilDir, constants.R_OK);
+});
+
+after(async () => {
+  if (!canRun) return;
+  if (evilServer?.pid) {
+    try {
+      process.kill(-evilServer.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  for (const d of extraDirs) {
+    await stopEmbeddedServer(d).catch(() => undefined);
+    await removeDir(d);
+  }
+  await stopSimCli(sim, dir);
+  spawnSync('/usr/sbin/userdel', [user]);
+});
+
+test('the planted state dir: refused, nothing run (another user\'s dir, and a group/other-writable one)', { skip }, async () => {
+  const envBefore = nodeFiles();
+  // (a) The attacker's own state dir, left open for the operator (PULSE_STATE_DIR pointed at it: a shared script,
+  // a copied shell profile). (b) A dir of root's that anyone can write: the attacker planted its server.json there.
+  const theirs = path.join(evilDir, 'state');
+  const open = path.join(await tempDir('pulse-open-state-'), 'state');
+  extraDirs.push(path.dirname(open));
+  for (const [d, owner] of [[theirs, uid], [open, 0]] as const) {
+    mkdirSync(path.join(d, 'temporal'), { recursive: true });
+    writeFileSync(path.join(d, 'temporal', 'server.json'), serverJson(d));
+    for (const p of [d, path.join(d, 'temporal')]) chmodSync(p, 0o777);
+    chownSync(path.join(d, 'temporal', 'server.json'), uid, gid);
+    if (owner !== 0) for (const p of [d, path.join(d, 'temporal')]) chownSync(p, uid, gid);
+  }
+  const cases = [
+    { d: theirs, why: new RegExp(`state dir ${theirs} belongs to ${user} \\(uid ${uid}\\), not to you \\(root \\(uid 0\\)\\).*use a directory of your own`) },
+    { d: open, why: new RegExp(`state dir ${open} is writable by group or others \\(mode 0777\\).*run \`chmod go-w ${open}\``) },
+  ];
+  for (const c of cases) {
+    const before = readdirSync(c.d).concat(readdirSync(path.join(c.d, 'temporal'))).sort();
+    const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: c.d });
+    assert.equal(r.code, 4, `refused (exit 4): ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, c.why);
+    assert.equal(r.stderr.trim().split('\n').filter((l) => /state dir/.test(l)).length, 1, `one line: ${r.stderr}`);
+    assert.deepEqual(readdirSync(c.d).concat(readdirSync(path.join(c.d, 'temporal'))).sort(), before, 'nothing written in the dir (no worker.json, no log)');
+    // status reads server.json too: refused the same way, never a look at the attacker's server.
+    const s = await runCli(['model', 'status', '--no-http'], { ...env, PULSE_STATE_DIR: c.d });
+    assert.equal(s.code, 4, s.stdout + s.stderr);
+    assert.match(s.stderr, c.why);
+  }
+  assert.deepEqual(await evilWorkflows(), [], 'no workflow reached the attacker\'s server');
+  nodeUntouched(envBefore);
+});
+
+test('a server.json in the operator\'s own dir that names another user\'s server is not trusted: pulse starts its own', { skip }, async () => {
+  const envBefore = nodeFiles();
+  const own = path.join(await tempDir('pulse-own-state-'), 'state');
+  extraDirs.push(own);
+  killEmbeddedServerOnExit(own);
+  mkdirSync(path.join(own, 'temporal'), { recursive: true, mode: 0o700 });
+  // Everything as pulse writes it (the user's own file, 0600, this dir's database and log): only the pid and port are the attacker's.
+  writeFileSync(path.join(own, 'temporal', 'server.json'), serverJson(own), { mode: 0o600 });
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: own, PULSE_TEMPORAL_PORT: String(await freePortPair()) });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual(await evilWorkflows(), [], 'the deploy did not run on the attacker\'s server');
+  const info = JSON.parse(readFileSync(path.join(own, 'temporal', 'server.json'), 'utf8')) as { pid: number; port: number };
+  assert.notEqual(info.port, evilPort);
+  assert.equal(statSync(`/proc/${info.pid}`).uid, 0, 'server.json now names the server pulse started, as root');
+  assert.notEqual(nodeFiles(), envBefore, 'the up ran, on root\'s own server');
+  await stopEmbeddedServer(own);
+});
+
+test('a worker log that is a link to another user\'s file is refused before anything starts; the file stays empty', { skip }, async () => {
+  const envBefore = nodeFiles();
+  const own = path.join(await tempDir('pulse-linked-log-'), 'state');
+  extraDirs.push(own);
+  killEmbeddedServerOnExit(own);
+  mkdirSync(path.join(own, 'logs'), { recursive: true, mode: 0o700 });
+  const target = path.join(evilDir, 'collect.log');
+  writeFileSync(target, '');
+  chownSync(target, uid, gid);
+  chmodSync(target, 0o666);
+  symlinkSync(target, path.join(own, 'logs', 'worker.log'));
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: own, PULSE_TEMPORAL_PORT: String(await freePortPair()) });
+  assert.equal(r.code, 4, r.stdout + r.stderr);
+  assert.match(r.stderr, new RegExp(`${path.join(own, 'logs', 'worker.log')} is a symbolic link: pulse never follows one`));
+  assert.equal(readFileSync(target, 'utf8'), '', 'nothing was written through the link');
+  assert.ok(lstatSync(path.join(own, 'logs', 'worker.log')).isSymbolicLink());
+  nodeUntouched(envBefore);
+});
