@@ -81,6 +81,10 @@ export interface LogsOptions extends NodeOnlyOptions {
   follow: boolean;
   /** --deploy: the last deploy's start log instead of the container's log. */
   deploy: boolean;
+  /** --since: docker logs --since, as `<seconds>s` or a UTC time; null: from the start. */
+  since: string | null;
+  /** --timestamps: each line with docker's time stamp. */
+  timestamps: boolean;
 }
 
 export interface DiffOptions extends NodeOnlyOptions {

@@ -8,7 +8,7 @@ import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { targetOf } from '../../runtime/config/nodes.js';
-import { readLogs, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
+import { readLogs, type FollowEnd, type LogsSink, type LogsSource } from '../../runtime/status/logs.js';
 import { plainText } from '../live-line.js';
 import type { LogsOptions } from '../options.js';
 
@@ -17,6 +17,21 @@ export function sourceLine(node: string, s: LogsSource, follow: boolean): string
   const what = s.source === 'deploy' ? `deploy start log ${s.name}` : `container ${s.name} (${s.status})`;
   const more = !follow ? '' : s.source === 'container' && !s.running ? '; it does not run: nothing to follow' : '; following, Ctrl-C to stop';
   return `pulse: ${what} on ${node}, recipe ${s.recipe}${more}`;
+}
+
+/**
+ * The line that says why a follow ended (issue 30 item 9): a deploy replaced the container, it was removed, it
+ * stopped (its exit code), or its log closed while it runs (the daemon's side). Null when the read was no follow.
+ */
+export function followEndLine(name: string, node: string, end: FollowEnd): string | null {
+  if (end === null) return null;
+  const again = `pulse model logs --node ${node} -f`;
+  if (end === 'replaced') return `pulse: container ${name} was replaced (a deploy started a new one); its log ended. The new one: ${again}`;
+  if (end === 'docker-down') return `pulse: the Docker daemon on ${node} stopped answering; the log of container ${name} ended with it. See: pulse model status --node ${node}`;
+  if (end === 'removed') return `pulse: container ${name} was removed (a down, or a deploy's stop); its log ended`;
+  if (end === 'running') return `pulse: the log of container ${name} closed while it still runs (the Docker daemon ended the stream); ${again} to go on`;
+  const code = end.exitCode === null ? '' : `, exit code ${end.exitCode}`;
+  return `pulse: container ${name} stopped (${end.status}${code}); its log ended. Why: pulse model status --node ${node}`;
 }
 
 /** The printer of a read: the source line on stderr (not with --quiet), each log line on stdout. */
@@ -41,9 +56,10 @@ export async function run(opts: LogsOptions): Promise<number> {
   const onSigint = (): void => ac.abort();
   process.on('SIGINT', onSigint);
   try {
-    const req = { source: opts.deploy ? 'deploy' : 'container', tail: opts.tail, follow: opts.follow, deployLog: state?.logPath ?? null } as const;
+    const req = { source: opts.deploy ? 'deploy' : 'container', tail: opts.tail, follow: opts.follow, deployLog: state?.logPath ?? null, since: opts.since, timestamps: opts.timestamps } as const;
     const s = await readLogs(pool.session(targetOf(opts.node, node)), node, req, printer(opts.node, opts), ac.signal);
-    if (opts.follow && s.source === 'container' && s.running && !opts.quiet) process.stderr.write(`pulse: container ${s.name} stopped; its log ended\n`);
+    const why = opts.follow && s.source === 'container' && s.running ? followEndLine(s.name, opts.node, s.ended ?? null) : null;
+    if (why !== null && !opts.quiet) process.stderr.write(`${why}\n`);
     return 0;
   } catch (e) {
     if (ac.signal.aborted) return 0; // Ctrl-C is how a follow is meant to end

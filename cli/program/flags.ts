@@ -53,6 +53,14 @@ export function nodeArg(v: string, previous: unknown): string {
   return v;
 }
 
+/** `logs --since`: a duration back from now, as docker takes it (`<seconds>s`), or a UTC date or time as given. */
+export function logsSince(v: string): string {
+  if (/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(v.trim())) return v.trim();
+  const n = parseDuration(v);
+  if (n === null || n <= 0) throw new InvalidArgumentError(`--since must be a duration like 90, 45s, 10m or 1h30m, or a UTC time like 2026-12-04T03:00:00Z, got "${v}"`);
+  return `${Math.ceil(n)}s`;
+}
+
 /** `--tail N`: a whole number of lines (0 too), or `all`. */
 export function tailLines(v: string): number | null {
   if (v === 'all') return null;

@@ -1,7 +1,8 @@
 /** The verbs that read (or only re-render) and never start a deploy: profiles, status, smoke, fragment, diff, logs, history. */
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
+import { flag, globals, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
+import { PulseError } from '../../runtime/errors.js';
 import type { Flags, Registration } from './flags.js';
 
 export const profiles: Registration = (model, run) => {
@@ -78,6 +79,8 @@ export const logs: Registration = (model, run) => {
     .option('-f, --follow', 'go on printing new lines until Ctrl-C (or until the container stops)')
     .option('--tail <n>', 'only the last N lines ("all": every line)', tailLines, 100)
     .option('--deploy', 'the start log of the last deploy (the recipe\'s logs/pulse-up-*.log) instead of the container\'s log')
+    .option('--since <time>', 'only lines since then: a duration back from now (90, 45s, 10m, 1h30m) or a UTC time (2026-12-04T03:00:00Z)', logsSince)
+    .option('--timestamps', 'each line with its time stamp (the container\'s log)')
     .option('--quiet', 'only the log lines: not the line that says what is shown')
     .action(async (o: Flags, cmd: Command) => {
       const tail = o['tail'];
@@ -87,7 +90,10 @@ export const logs: Registration = (model, run) => {
         tail: typeof tail === 'number' ? tail : null,
         follow: flag(o, 'follow'),
         deploy: flag(o, 'deploy'),
+        since: str(o, 'since') ?? null,
+        timestamps: flag(o, 'timestamps'),
       };
+      if (opts.deploy && (opts.since !== null || opts.timestamps)) throw new PulseError('usage', '--since and --timestamps read the container\'s log; a start log (--deploy) has its own times in each line');
       await run(() => import('../commands/logs.js'), opts);
     });
 };

@@ -7,13 +7,18 @@
 #   PULSE_LOG_SOURCE  container | deploy
 #   PULSE_LOG_TAIL    the last N lines, or `all`
 #   PULSE_LOG_FOLLOW  1: go on with new lines (docker logs -f ends when the container stops; tail -f on Ctrl-C)
+#   PULSE_LOG_SINCE   container only, optional: docker logs --since (a duration such as 10m, or a UTC time)
+#   PULSE_LOG_TIMESTAMPS  container only, 1: docker logs --timestamps (each line starts with its RFC 3339 time)
 #   PULSE_LOG_PATH    deploy only, optional: the start log the controller's node state names; else the newest
 #                     logs/pulse-up-*.log of the chosen recipe
 #   PULSE_LOG_SEGMENTS  1: one record per `\r`-separated segment of a line (a tqdm bar's updates), so the readiness
 #                     wait's follower reads the latest update as the probe's tail does (runtime/vllm/phase.ts)
-# Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then log-end{exit}.
+# Records: log-source{source,recipe,name,running,status}, then log{line} per line (in order), then
+# log-end{exit,ended} (ended, after a follow: removed | replaced | running | docker-down | <status>:<exit code>).
 # Exit 11 (precondition) when there is no such container or start log; 15 when the Docker daemon does not answer.
 [[ $PULSE_LOG_TAIL =~ ^([0-9]+|all)$ ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--tail: '$PULSE_LOG_TAIL' is not a number"
+since_re='^([0-9]+s|[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?)$'
+[[ -z ${PULSE_LOG_SINCE:-} || $PULSE_LOG_SINCE =~ $since_re ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--since: '$PULSE_LOG_SINCE' is not a duration or a time"
 
 pick_name= pick_dir= pick_container= pick_status=absent
 while IFS=$'\t' read -r r_name r_dir r_container; do
@@ -35,8 +40,14 @@ fi
 # characters (a progress bar's carriage returns, colour codes) are dropped, as the printer would drop them anyway.
 as_records() {
   env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
-    n = segments == 1 ? split($0, seg, "\r") : 1
-    if (segments != 1) seg[1] = $0
+    n = split($0, seg, "\r")
+    if (segments != 1) {
+      # What a terminal shows of a line that carriage returns rewrote (the updates of a tqdm bar): each segment writes
+      # over the start of what stands, so the last state of the line is left, not every update run together.
+      shown = ""
+      for (i = 1; i <= n; i++) shown = seg[i] substr(shown, length(seg[i]) + 1)
+      seg[1] = shown; n = 1
+    }
     for (i = 1; i <= n; i++) {
       s = seg[i]
       if (segments == 1 && s == "") continue
@@ -67,10 +78,28 @@ fi
 pulse_record log-source source=container recipe="$pick_name" name="$pick_container" running:="$running" status="$pick_status"
 args=(--tail "$PULSE_LOG_TAIL")
 [[ ${PULSE_LOG_FOLLOW:-0} != 1 ]] || args+=(--follow)
+[[ -z ${PULSE_LOG_SINCE:-} ]] || args+=(--since "$PULSE_LOG_SINCE")
+[[ ${PULSE_LOG_TIMESTAMPS:-0} != 1 ]] || args+=(--timestamps)
+followed_id=$(docker container inspect --format '{{.Id}}' "$pick_container" </dev/null 2>/dev/null || true)
 # stdout and stderr of the container both (vLLM's logger writes to stdout, uvicorn to stderr).
 set +o pipefail
 docker logs "${args[@]}" "$pick_container" </dev/null 2>&1 | as_records
 code=${PIPESTATUS[0]}
 set -o pipefail
-pulse_record log-end exit:="$code"
-((code == 0)) || pulse_fail "$PULSE_EXIT_PRECONDITION" "docker logs $pick_container ended with exit $code"
+# Why a follow ended, for the one line the controller prints: the container stopped (its exit code), was removed, or
+# was replaced by another of the same name (a deploy's start.sh runs a new one).
+ended=
+if [[ ${PULSE_LOG_FOLLOW:-0} == 1 ]]; then
+  now=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}}' "$pick_container" </dev/null 2>/dev/null || true)
+  read -r now_id now_status now_exit <<<"$now" || true
+  _pulse_docker_asked=false # the daemon's answer from before the follow is stale now
+  if [[ -z $now ]] && ! pulse_docker_answers; then ended=docker-down
+  elif [[ -z $now ]]; then ended=removed
+  elif [[ $now_id != "$followed_id" ]]; then ended=replaced
+  elif [[ $now_status == running ]]; then ended=running
+  else ended="$now_status:$now_exit"; fi
+fi
+pulse_record log-end exit:="$code" ended="$ended"
+# A follow whose container went away under it (removed, or replaced by a deploy) ended as it should, whatever docker
+# logs said about the stream it lost.
+((code == 0)) || [[ $ended == removed || $ended == replaced ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "docker logs $pick_container ended with exit $code"

@@ -95,6 +95,43 @@ describe('pulse model logs on a simulated node', () => {
     await until('no docker logs -f left on the node', () => dockerLogsProcesses() === 0, 10_000);
   });
 
+  test('a line that carriage returns rewrote (a tqdm bar) shows as a terminal would: its last state, not every update', async () => {
+    container('printf "Loading safetensors:   0%%|          | 0/4\\rLoading safetensors:  50%%|#####     | 2/4\\rLoading safetensors: 100%%|##########| 4/4\\n"; echo done; sleep 300');
+    await until('the container logged', () => n.exec(`docker logs ${n.containerName} 2>&1`).includes('done'), 10_000);
+    const r = await logs('--tail', '2');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.split('\n'), ['Loading safetensors: 100%|##########| 4/4', 'done', '']);
+  });
+
+  test('--timestamps puts docker\'s time before each line; --since leaves out what came before; both refused with --deploy', async () => {
+    container('echo early; sleep 300');
+    await until('the container logged', () => n.exec(`docker logs ${n.containerName} 2>&1`).includes('early'), 10_000);
+    const t = await logs('--tail', '1', '--timestamps');
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stdout, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z early\n$/);
+    const later = await logs('--since', '2099-01-01T00:00:00Z');
+    assert.equal(later.code, 0, later.stderr);
+    assert.equal(later.stdout, '', 'nothing was logged after 2099');
+    const recent = await logs('--since', '1h');
+    assert.equal(recent.stdout, 'early\n');
+    const both = await logs('--deploy', '--since', '10m');
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /^pulse: --since and --timestamps read the container's log/);
+    const bad = await logs('--since', 'yesterday');
+    assert.equal(bad.code, 2, bad.stderr);
+  });
+
+  test('-f says why it ended when a deploy replaces the container (a new one under the same name)', async () => {
+    container('while :; do echo old; sleep 0.5; done');
+    const run = follow('--tail', '0');
+    await waitForOutput(run, /following, Ctrl-C to stop/);
+    container('echo new; sleep 300'); // rm -f, then run again under the recipe's name, as start.sh does
+    const d = await run.done;
+    outputs.push(d.stdout, d.stderr);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stderr, /container vllm-qwen38 was replaced \(a deploy started a new one\); its log ended\. The new one: pulse model logs --node spark2 -f/);
+  });
+
   test('-f ends by itself when the container stops; a node without the container is a precondition failure (5)', async () => {
     const run = follow('--tail', '0');
     await waitForOutput(run, /following, Ctrl-C to stop/);
@@ -102,7 +139,7 @@ describe('pulse model logs on a simulated node', () => {
     const d = await run.done;
     outputs.push(d.stdout, d.stderr);
     assert.equal(d.code, 0, d.stderr);
-    assert.match(d.stderr, /container vllm-qwen38 stopped; its log ended/);
+    assert.match(d.stderr, /container vllm-qwen38 stopped \(exited, exit code \d+\); its log ended\. Why: pulse model status --node spark2/);
     n.exec(`docker rm -f ${n.containerName} >/dev/null 2>&1 || true`);
     const none = await logs();
     assert.equal(none.code, 5, none.stderr);
