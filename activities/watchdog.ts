@@ -30,9 +30,20 @@ function checked(config: NodesConfig, input: unknown): WatchdogRequest {
   });
 }
 
-function summaryOf(node: string, rec: WatchdogRecord | null, changed: WatchdogOutcome['changed']): string {
+/**
+ * How far the streak is, against --after N (issue 30 item 10: a bare `(1 in a row)` read as if one check had disabled
+ * the endpoint): `1 of 2 failed checks before the endpoint is disabled`, `2 failed checks in a row: endpoint disabled`.
+ */
+export function streakWords(rec: Pick<WatchdogRecord, 'verdict' | 'streak' | 'disabled'>, after: number): string {
+  if (rec.verdict === 'down') {
+    return rec.disabled !== null ? `${rec.streak} failed check(s) in a row: endpoint disabled` : `${rec.streak} of ${after} failed checks before the endpoint is disabled`;
+  }
+  return rec.disabled !== null ? `${rec.streak} of ${after} good checks before the endpoint is enabled again` : `${rec.streak} good check(s) in a row`;
+}
+
+function summaryOf(node: string, rec: WatchdogRecord | null, changed: WatchdogOutcome['changed'], after: number): string {
   if (!rec) return `watchdog on ${node}: record cleared`;
-  const what = rec.verdict === 'skipped' ? `skipped: ${rec.reason ?? ''}` : `${rec.verdict}${rec.reason ? `: ${rec.reason}` : ''} (${rec.streak} in a row)`;
+  const what = rec.verdict === 'skipped' ? `skipped: ${rec.reason ?? ''}` : `${rec.verdict}${rec.reason ? `: ${rec.reason}` : ''} (${streakWords(rec, after)})`;
   return `watchdog on ${node}: ${changed ? `${changed.from ?? 'new'} → ${changed.to}, ` : ''}${what}`;
 }
 
@@ -65,7 +76,7 @@ export function watchdogActivities(deps: ActivityDeps) {
             await deps.state.writeNodeState(deps.stateDir, rest);
             await deps.state.publishFragment(deps.stateDir, fleetOf(config));
           }
-          return { node: req.node, verdict: 'skipped', reason: 'cleared', changed: null, record: null, heal: null, summary: summaryOf(req.node, null, null) };
+          return { node: req.node, verdict: 'skipped', reason: 'cleared', changed: null, record: null, heal: null, summary: summaryOf(req.node, null, null, req.after) };
         }
         const j = judge(input.check, old);
         const rec = nextRecord(old?.watchdog, j, input.check, req, now);
@@ -93,7 +104,7 @@ export function watchdogActivities(deps: ActivityDeps) {
           await deps.state.publishFragment(deps.stateDir, fleetOf(config));
         }
         if (changed) deps.logger.info(`watchdog on ${req.node}: ${changed.from ?? 'new'} → ${changed.to}${rec.reason ? `: ${rec.reason}` : ''}`);
-        return { node: req.node, verdict: rec.verdict, reason: rec.reason, changed, record: rec, heal, summary: summaryOf(req.node, rec, changed) };
+        return { node: req.node, verdict: rec.verdict, reason: rec.reason, changed, record: rec, heal, summary: summaryOf(req.node, rec, changed, req.after) };
       } catch (err) {
         throw toFailure(err, attempt, false);
       }

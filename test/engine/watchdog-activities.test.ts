@@ -36,8 +36,11 @@ test('record: down twice disables and heals once; the budget spent marks the nod
   const first = await once();
   assert.deepEqual(first.changed, { from: null, to: 'down' });
   assert.equal(first.heal, null);
+  // history's row of the change: the streak against --after 2, not a bare "(1 in a row)" (issue 30 item 10)
+  assert.match(first.summary, /^watchdog on spark2: new → down, down: .* \(1 of 2 failed checks before the endpoint is disabled\)$/);
   const second = await once();
   assert.equal(second.changed, null);
+  assert.match(second.summary, /\(2 failed check\(s\) in a row: endpoint disabled\)$/);
   assert.match(second.record?.disabled ?? '', /^watchdog: 2 failed checks in a row/);
   assert.equal(second.heal?.backup, '/srv/recipes/flash/.env', 'last known good is the live .env');
   assert.equal(mem.states.get('spark2')?.watchdog?.healsTotal, 1);
