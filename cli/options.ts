@@ -73,6 +73,14 @@ export interface CancelOptions extends NodeOnlyOptions {
 export interface HistoryOptions extends GlobalOptions {
   node: string | undefined;
   limit: number;
+  /** --since: only deploys started after this ISO time (cli: historySince); null: all. */
+  since: string | null;
+  /** --failed: only deploys that failed or were rolled back (and the watchdog's downs). */
+  failed: boolean;
+  /** --wide: each row's UI link (or workflow ID) below it. */
+  wide: boolean;
+  /** --steps [ID]: one deploy's steps (true: the newest listed); null: the table. */
+  steps: string | true | null;
 }
 
 export interface LogsOptions extends NodeOnlyOptions {

@@ -31,8 +31,26 @@ export interface HistoryRow {
   ui: string | null;
 }
 
+/** history's filters: --since (an ISO time: StartTime after it), --failed (failed, rolled back, or a watchdog's down). */
+export interface HistoryFilter {
+  since?: string | null;
+  failed?: boolean;
+}
+
+/** The filters as visibility clauses (the time is made by the CLI from a checked duration or date, never as typed). */
+function filterClauses(f: HistoryFilter): string {
+  const c: string[] = [];
+  if (f.since) c.push(`StartTime > '${new Date(f.since).toISOString()}'`);
+  if (f.failed) c.push("(ExecutionStatus IN ('Failed', 'TimedOut', 'Terminated') OR PulseOutcome IN ('failed', 'rolled-back', 'watchdog-down'))");
+  return c.map((x) => ` AND ${x}`).join('');
+}
+
 /** Visibility query for pulse deploys, optionally of one node (node names are checked: they go into the query). */
-export function historyQuery(node: string | undefined): string {
+export function historyQuery(node: string | undefined, filter: HistoryFilter = {}): string {
+  return baseQuery(node) + filterClauses(filter);
+}
+
+function baseQuery(node: string | undefined): string {
   // A watchdog run is a row only when it changed the node's verdict (workflows/watchdog.ts upserts PulseOutcome then).
   const watchdog = "(WorkflowType = 'watchdogWorkflow' AND PulseOutcome IN ('watchdog-ok', 'watchdog-down'))";
   const base = `(WorkflowType IN ('upWorkflow', 'downWorkflow', 'rollbackWorkflow') OR ${watchdog})`;
@@ -90,14 +108,18 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
   };
 }
 
-/** Lists up to `limit` deploys (newest first). */
-export async function listHistory(client: Client, target: ServerTarget, node: string | undefined, limit: number): Promise<HistoryRow[]> {
+/**
+ * Lists up to `limit` deploys, newest start first (visibility answers in its own order: a long deploy that closed
+ * late came before shorter ones that started after it, issue 30 item 10).
+ */
+export async function listHistory(client: Client, target: ServerTarget, node: string | undefined, limit: number, filter: HistoryFilter = {}): Promise<HistoryRow[]> {
   const infos: WorkflowExecutionInfo[] = [];
-  for await (const info of client.workflow.list({ query: historyQuery(node), pageSize: Math.min(limit, 100) })) {
+  for await (const info of client.workflow.list({ query: historyQuery(node, filter), pageSize: Math.min(limit, 100) })) {
     infos.push(info);
     if (infos.length >= limit) break;
   }
-  return Promise.all(infos.map((i) => toRow(client, target, i)));
+  const rows = await Promise.all(infos.map((i) => toRow(client, target, i)));
+  return rows.sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
 }
 
 /**
@@ -109,8 +131,10 @@ export function onceWorded(error: string): string {
 }
 
 /** The result in words: `ok, node up`, `FAILED; node marked failed: why`, `running`, `cancelled`; a rolled-back up says so. */
-export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'> & { outcome?: string | null }): string {
+export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'> & { outcome?: string | null; action?: string }): string {
   if (r.ok === null) return r.result;
+  // A rollout's result is `<outcome>: spark2 succeeded, spark3 skipped`: each node's outcome, not one node's state.
+  if (r.action === 'rollout') return `${r.ok ? 'ok' : 'FAILED'}: ${r.result.replace(/^[a-z-]+: /, '')}${!r.ok && r.error ? `; ${onceWorded(r.error)}` : ''}`;
   if (r.outcome === 'rolled-back') return `FAILED, rolled back${r.error ? `: ${onceWorded(r.error)}` : ''}`;
   const why = r.error ? `: ${onceWorded(r.error)}` : '';
   if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
@@ -118,31 +142,80 @@ export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 
   return `FAILED; ${node}${why}`;
 }
 
-/** The history table: a header, one line per deploy (UTC ISO time, the one duration format), its link below. */
-export function historyText(rows: readonly HistoryRow[], hint: string | null): string {
+/** `up best on spark2`: what a row deployed. */
+function whatOf(r: Pick<HistoryRow, 'action' | 'profile' | 'node'>): string {
+  return `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`;
+}
+
+/** The deploy a rollback undid, in words: the row's own when it is listed (`up best at 07:48:27Z`), else its run. */
+function undoneWords(undid: string, rows: readonly HistoryRow[]): string {
+  const undone = rows.find((x) => undid === `${x.workflowId}/${x.runId}`);
+  return undone ? `${undone.action}${undone.profile ? ` ${undone.profile}` : ''} of ${utc(undone.time)}` : `run ${undid.split('/').pop()?.slice(0, 8) ?? undid}`;
+}
+
+/**
+ * The history table: a header, one line per deploy (UTC ISO time, the one duration format), oldest row last as it
+ * started; a rollback says what it undoes in its result. `wide`: each row's UI link (or workflow ID) below it, as
+ * --json always has it (issue 30 item 10: the link made every row 2-4 lines).
+ */
+export function historyText(rows: readonly HistoryRow[], hint: string | null, wide = false): string {
   if (rows.length === 0) return 'no deploys yet\n';
-  const whats = rows.map((r) => `${r.action}${r.profile ? ` ${r.profile}` : ''} on ${r.node ?? '?'}`);
+  const whats = rows.map(whatOf);
   const w = Math.max('DEPLOY'.length, ...whats.map((x) => x.length));
   const lines = [`${'STARTED (UTC)'.padEnd(20)}  ${'DEPLOY'.padEnd(w)}  ${'TOOK'.padStart(7)}  RESULT`];
   rows.forEach((r, i) => {
     const took = r.durationS === null ? '-' : duration(r.durationS);
-    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}`, `    ${r.ui ?? r.workflowId}`);
-    if (r.undid) lines.push(`    undoes ${r.undid}`);
+    const undoes = r.undid ? `; undoes ${undoneWords(r.undid, rows)}` : '';
+    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}`);
+    if (wide) lines.push(`    ${r.ui ?? r.workflowId}`);
   });
-  if (hint) lines.push(hint);
+  if (hint && wide) lines.push(hint);
+  else lines.push('the steps of one: pulse model history --steps <workflow ID>   (IDs and UI links: --wide or --json)');
   return `${lines.join('\n')}\n`;
 }
 
+/** `--steps ID` as given: a workflow ID, or `workflowId/runId` (as --json's undid and the --wide view name a run). */
+function runOf(id: string): { workflowId: string; runId?: string } {
+  const slash = id.lastIndexOf('/');
+  return slash > 0 && /^[0-9a-f-]{36}$/.test(id.slice(slash + 1)) ? { workflowId: id.slice(0, slash), runId: id.slice(slash + 1) } : { workflowId: id };
+}
+
 export async function run(opts: HistoryOptions): Promise<number> {
-  historyQuery(opts.node); // a bad node name fails before any connection
+  const filter = { since: opts.since, failed: opts.failed };
+  historyQuery(opts.node, filter); // a bad node name fails before any connection
   if (opts.node !== undefined) knownNode(opts.nodes, opts.node); // and so does one nodes.json does not know (exit 3)
   const t = await connectTemporal(opts);
   try {
-    const rows = await listHistory(t.client, t.target, opts.node, opts.limit);
+    if (opts.steps !== null) return await printSteps(t.client, t.target, opts, filter);
+    const rows = await listHistory(t.client, t.target, opts.node, opts.limit, filter);
     if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else process.stdout.write(historyText(rows, uiHint(t.target)));
+    else process.stdout.write(historyText(rows, uiHint(t.target), opts.wide));
     return 0;
   } finally {
     await t.close();
   }
+}
+
+/** --steps [ID]: that deploy's steps, or (no ID) those of the newest deploy the filters list. */
+async function printSteps(client: Client, target: ServerTarget, opts: HistoryOptions, filter: HistoryFilter): Promise<number> {
+  const { deploySteps, stepsText } = await import('../history-steps.js');
+  const newest = opts.steps === true ? (await listHistory(client, target, opts.node, 1, filter))[0] : undefined;
+  if (opts.steps === true && newest === undefined) {
+    process.stdout.write('no deploys yet\n');
+    return 0;
+  }
+  const id = newest ? { workflowId: newest.workflowId, runId: newest.runId } : runOf(String(opts.steps));
+  let d;
+  try {
+    d = await deploySteps(client, id.workflowId, id.runId);
+  } catch (e) {
+    // fetchHistory's gRPC NOT_FOUND (5) is not mapped to WorkflowNotFoundError by the SDK as describe's is
+    const err = e as { name?: string; code?: number };
+    if (err.name === 'WorkflowNotFoundError' || err.code === 5) throw new PulseError('config', `no deploy ${id.workflowId}${id.runId ? ` (run ${id.runId})` : ''} on the Temporal server`, { hint: 'the IDs: pulse model history --wide' });
+    throw e;
+  }
+  const what = newest ? `${whatOf(newest)} at ${utc(newest.time)}: ` : '';
+  if (opts.json) process.stdout.write(JSON.stringify({ ...id, ...d }, null, 2) + '\n');
+  else process.stdout.write(stepsText(`${what}workflow ${id.workflowId}${id.runId ? ` (run ${id.runId})` : ''}`, d));
+  return 0;
 }

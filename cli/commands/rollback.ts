@@ -35,7 +35,9 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
   if (node.protected && !opts.yes && !opts.dryRun) throw new PulseError('refused', `node ${opts.node} is protected; add --yes to roll it back`);
   const request: RollbackRequest = {
     action: 'rollback', version: 1, node: opts.node, backup, confirmed: opts.yes, force: opts.force,
-    renderedAt: utc(new Date()), undid: null, timeoutS: opts.timeoutS ?? null,
+    // What it undoes: the deploy that left the node as it is (its state's workflow run), so history links the two as it
+    // does an auto-rollback's (issue 30 item 10).
+    renderedAt: utc(new Date()), undid: state?.workflowId ? `${state.workflowId}/${state.runId ?? ''}` : null, timeoutS: opts.timeoutS ?? null,
   };
   return { request, node };
 }

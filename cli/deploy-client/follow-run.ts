@@ -114,8 +114,24 @@ export function rawOf(r: unknown): string[] {
   return Array.isArray(raw) ? raw.filter((l): l is string => typeof l === 'string') : [];
 }
 
+/** What history events are told to: the live printer, or `history --steps`' table (cli/commands/history-steps.ts). */
+export type StepSink = Pick<ProgressPrinter, 'stepStarted' | 'stepEnded' | 'rawRecords' | 'readinessEstimate'>;
+
+/**
+ * A whole history told to `sink` at once (a deploy that closed, or one read so far): the same step lines a follow
+ * prints, in order; returns how it closed, or null while it runs.
+ */
+export function replayHistory(events: readonly HistoryEventLike[], sink: StepSink): FollowOutcome | null {
+  const scheduled = new Map<number, Scheduled>();
+  for (const ev of events) {
+    const outcome = applyEvent(ev, scheduled, sink);
+    if (outcome) return outcome;
+  }
+  return null;
+}
+
 /** Turns history events into printer calls; returns the outcome when the close event is among them. */
-function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: ProgressPrinter): FollowOutcome | null {
+function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: StepSink): FollowOutcome | null {
   const at = tsMs(ev.eventTime);
   const sched = ev.activityTaskScheduledEventAttributes;
   if (sched) {

@@ -53,12 +53,24 @@ export function nodeArg(v: string, previous: unknown): string {
   return v;
 }
 
+/** A UTC date or time as --since takes it: 2026-12-04, 2026-12-04T03:00, 2026-12-04T03:00:00Z, …+01:00. */
+const SINCE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
 /** `logs --since`: a duration back from now, as docker takes it (`<seconds>s`), or a UTC date or time as given. */
 export function logsSince(v: string): string {
-  if (/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(v.trim())) return v.trim();
+  if (SINCE_TIME.test(v.trim())) return v.trim();
   const n = parseDuration(v);
   if (n === null || n <= 0) throw new InvalidArgumentError(`--since must be a duration like 90, 45s, 10m or 1h30m, or a UTC time like 2026-12-04T03:00:00Z, got "${v}"`);
   return `${Math.ceil(n)}s`;
+}
+
+/** `history --since`: a duration back from now or a UTC date or time, as the ISO time it means (now: the caller's clock). */
+export function historySince(v: string, _prev?: unknown, now: () => number = Date.now): string {
+  const t = v.trim();
+  if (SINCE_TIME.test(t) && !Number.isNaN(Date.parse(t))) return new Date(t).toISOString();
+  const n = parseDuration(t);
+  if (n === null || n <= 0) throw new InvalidArgumentError(`--since must be a duration like 45m, 2h or 1h30m, or a UTC time like 2026-12-04T03:00:00Z, got "${v}"`);
+  return new Date(now() - n * 1000).toISOString();
 }
 
 /** `--tail N`: a whole number of lines (0 too), or `all`. */

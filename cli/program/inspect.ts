@@ -1,7 +1,7 @@
 /** The verbs that read (or only re-render) and never start a deploy: profiles, status, smoke, fragment, diff, logs, history. */
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
+import { flag, globals, historySince, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { Flags, Registration } from './flags.js';
 
@@ -104,9 +104,17 @@ export const history: Registration = (model, run) => {
     .description('List past deploys.')
     .option('--node <node>', 'only this node', nodeArg)
     .option('--limit <n>', 'how many', positiveNumber('--limit'), 20)
+    .option('--since <time>', 'only deploys started since then: a duration back from now (45m, 2h, 1h30m) or a UTC time', historySince)
+    .option('--failed', 'only deploys that failed or were rolled back (and the watchdog\'s downs)')
+    .option('--wide', 'each row\'s Web UI link (or workflow ID) below it')
+    .option('--steps [id]', 'the steps of one deploy (a workflow ID, or workflowId/runId); no ID: of the newest one listed')
     .option('--json', 'machine-readable output')
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.HistoryOptions = { ...globals(cmd), node: str(o, 'node'), limit: num(o, 'limit') ?? 20 };
+      const steps = o['steps'];
+      const opts: O.HistoryOptions = {
+        ...globals(cmd), node: str(o, 'node'), limit: num(o, 'limit') ?? 20, since: str(o, 'since') ?? null, failed: flag(o, 'failed'), wide: flag(o, 'wide'),
+        steps: steps === true ? true : typeof steps === 'string' ? steps : null,
+      };
       await run(() => import('../commands/history.js'), opts);
     });
 };

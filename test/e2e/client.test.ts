@@ -193,4 +193,29 @@ test('history --node lists the deploys of that node, newest first, with results 
   assert.match(text.stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +up best on nodeE +\d+(\.\d)?s +FAILED; node marked failed: readiness: \/v1\/models not ready after 5 s/m);
   assert.match(text.stdout, /up best on nodeD +\d+(\.\d)?s +FAILED; node marked failed: readiness: deploy cancelled/);
   assert.doesNotMatch(text.stdout, /failed \(failed\)/);
+  // one line per deploy, newest start first; the links only with --wide (issue 30 item 10)
+  assert.doesNotMatch(text.stdout, /^ {4}http/m);
+  const starts = [...text.stdout.matchAll(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) /gm)].map((m) => m[1] ?? '');
+  assert.deepEqual(starts, [...starts].sort().reverse(), 'newest start first');
+  const wide = await runCli(['model', 'history', '--wide'], env);
+  assert.match(wide.stdout, new RegExp(`^ {4}http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-`, 'm'));
+  // filters: --failed keeps the failed ones; --since a future time lists none
+  const failed = await runCli(['model', 'history', '--failed', '--json'], env);
+  const failedRows = JSON.parse(failed.stdout) as { node: string; ok: boolean | null }[];
+  assert.ok(failedRows.some((x) => x.node === 'nodeE') && failedRows.every((x) => x.ok !== true), failed.stdout);
+  const none = await runCli(['model', 'history', '--since', '2099-01-01'], env);
+  assert.equal(none.stdout, 'no deploys yet\n');
+  // one deploy's steps without the Web UI: the newest of nodeE (never ready), each step with its time and its end
+  const steps = await runCli(['model', 'history', '--node', 'nodeE', '--steps'], env);
+  assert.equal(steps.code, 0, steps.stderr);
+  assert.match(steps.stdout, /^up best on nodeE at \S+: workflow pulse-model-nodeE \(run [0-9a-f-]{36}\)$/m);
+  assert.match(steps.stdout, /^ {2}✓ 1\/9 preflight on nodeE \([\d.]+s\)/m);
+  assert.match(steps.stdout, /^ {2}✗ 7\/9 readiness on nodeE \([\d.ms]+\): failed: /m);
+  assert.match(steps.stdout, /^ {2}failed: /m);
+  const [newestE] = JSON.parse((await runCli(['model', 'history', '--node', 'nodeE', '--json', '--limit', '1'], env)).stdout) as { workflowId: string; runId: string }[];
+  const one = await runCli(['model', 'history', '--steps', `${newestE?.workflowId}/${newestE?.runId}`], env);
+  assert.match(one.stdout, /✗ 7\/9 readiness on nodeE/);
+  const missing = await runCli(['model', 'history', '--steps', 'pulse-model-nope'], env);
+  assert.equal(missing.code, 3, missing.stderr);
+  assert.match(missing.stderr, /^pulse: no deploy pulse-model-nope on the Temporal server/);
 });

@@ -106,7 +106,8 @@ test('rollback --dry-run names the backup, its profile and the key difference; a
   const node = sim!.node('simA');
   const upBest = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
   assert.equal(upBest.code, 0, upBest.stdout + upBest.stderr);
-  const lkg = (await nodeState('simA')).lastKnownGood;
+  const upRun = await nodeState('simA');
+  const lkg = upRun.lastKnownGood;
   assert.equal(lkg?.profile, 'best');
   const prior = (await backups('simA')).at(-1)!;
   const dry = await runCli(['model', 'rollback', '--node', 'simA', '--to', prior, '--dry-run'], env);
@@ -132,6 +133,10 @@ test('rollback --dry-run names the backup, its profile and the key difference; a
   const s = await nodeState('simA');
   assert.equal(s.profile, 'datagen');
   assert.equal(await readFile(node.envPath, 'utf8'), await readFile(prior, 'utf8'), 'the exact bytes of the backup');
+  // history links a manual rollback to the deploy it undid, as it does an auto-rollback's (issue 30 item 10)
+  const h = await runCli(['model', 'history', '--node', 'simA', '--json', '--limit', '3'], env);
+  const rows = JSON.parse(h.stdout) as { action: string; undid: string | null }[];
+  assert.equal(rows.find((x) => x.action === 'rollback')?.undid, `${upRun.workflowId}/${upRun.runId}`, h.stdout);
 });
 
 test('refused before anything stops: a hand-edited backup, an old .env pulse never wrote (without --force), a protected node without --yes', async () => {
