@@ -28,7 +28,7 @@ export function followEndLine(name: string, node: string, end: FollowEnd): strin
   const again = `pulse model logs --node ${node} -f`;
   if (end === 'replaced') return `pulse: container ${name} was replaced (a deploy started a new one); its log ended. The new one: ${again}`;
   if (end === 'docker-down') return `pulse: the Docker daemon on ${node} stopped answering; the log of container ${name} ended with it. See: pulse model status --node ${node}`;
-  if (end === 'removed') return `pulse: container ${name} was removed (a down, or a deploy's stop); its log ended`;
+  if (end === 'removed') return `pulse: container ${name} was removed (a down, or a deploy's stop: a deploy starts a new one later); its log ended`;
   if (end === 'running') return `pulse: the log of container ${name} closed while it still runs (the Docker daemon ended the stream); ${again} to go on`;
   const code = end.exitCode === null ? '' : `, exit code ${end.exitCode}`;
   return `pulse: container ${name} stopped (${end.status}${code}); its log ended. Why: pulse model status --node ${node}`;

@@ -56,3 +56,14 @@ test('the one time and duration format (runtime/format.ts): UTC ISO to the secon
   assert.equal(utc(new Date(Date.UTC(2026, 11, 3, 7, 48, 27))), '2026-12-03T07:48:27Z');
   assert.deepEqual([duration(8), duration(192), duration(3900), duration(0.44, { tenths: true }), duration(3.21, { tenths: true }), duration(12.3, { tenths: true })], ['8s', '3m12s', '1h05m', '0.4s', '3.2s', '12s']);
 });
+
+test('logs -f says why it ended, in words of each kind logs.sh reports', async () => {
+  const { followEndLine } = await import('../../cli/commands/logs.js');
+  const { followEndOf } = await import('../../runtime/status/logs.js');
+  const line = (v: string): string | null => followEndLine('vllm-qwen38', 'spark2', followEndOf(v));
+  assert.match(line('replaced') ?? '', /was replaced \(a deploy started a new one\); its log ended\. The new one: pulse model logs --node spark2 -f$/);
+  assert.match(line('removed') ?? '', /was removed/);
+  assert.match(line('docker-down') ?? '', /the Docker daemon on spark2 stopped answering/);
+  assert.match(line('exited:137') ?? '', /stopped \(exited, exit code 137\); its log ended\. Why: pulse model status --node spark2$/);
+  assert.equal(line(''), null, 'no follow, no line');
+});
