@@ -128,7 +128,9 @@ export function lockActivities(deps: ActivityDeps) {
     else forgetLock(owner.deployId);
     deps.logger.info(`lock ${op} on ${mine.node}`, { deployId: owner.deployId, state: lock?.state ?? null });
     // Into history only what the lock step's note shows (runtime/steps/catalog.ts lockNote): the holder is this deploy.
-    return rec.attach({ lock: lock ? { state: lock.state, since: lock.since, leaseUntil: lock.leaseUntil } : null }, input.raw !== false);
+    if (lock?.cleared) deps.logger.warn(`lock on ${mine.node}: ${lock.cleared}`, { deployId: owner.deployId });
+    const cleared = lock?.cleared ? { cleared: lock.cleared } : {};
+    return rec.attach({ lock: lock ? { state: lock.state, since: lock.since, leaseUntil: lock.leaseUntil, ...cleared } : null }, input.raw !== false);
   };
   return {
     /** Before anything else on the node: take its lock; refused (the holder named) while another deploy's is live. */

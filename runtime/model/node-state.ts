@@ -93,4 +93,11 @@ export interface NodeLock {
   leaseUntil: string | null;
   /** Where the lock lives on the node. */
   file: string;
+  /**
+   * A held lease further ahead than one lease plus slack (runtime/scripts/lock.sh): what was found (holder, until).
+   * Such a lock is not live: the next deploy clears it. Absent when the lease is sane.
+   */
+  corrupt?: string;
+  /** An acquire that took over a corrupt lock: what it found and how it cleared it. */
+  cleared?: string;
 }

@@ -86,7 +86,7 @@ export interface StopResult extends StepRaw {
  * step's note shows; older histories hold the whole NodeLock).
  */
 export interface LockResult extends StepRaw {
-  lock: Pick<NodeLock, 'state' | 'since' | 'leaseUntil'> | null;
+  lock: Pick<NodeLock, 'state' | 'since' | 'leaseUntil' | 'cleared'> | null;
 }
 
 export interface MemorySample extends StepRaw {

@@ -125,6 +125,7 @@ function lockLine(s: NodeStatus): string | null {
   if (!l) return null;
   const who = `deploy ${l.deployId} from controller ${l.host} (${l.action})`;
   if (l.state === 'released') return `free (last: ${who}, released ${utc(l.leaseUntil)})`;
+  if (l.corrupt) return `${l.corrupt} (not honoured: the next deploy clears it)`;
   if (l.live) return `held by ${who} since ${utc(l.since)}, lease until ${utc(l.leaseUntil)}`;
   return `stale: ${who} since ${utc(l.since)}, lease ran out ${utc(l.leaseUntil)} (the next deploy takes it)`;
 }

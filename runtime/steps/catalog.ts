@@ -104,7 +104,8 @@ function verifyNote(r: unknown): string | null {
 function lockNote(r: unknown): string | null {
   const lock = obj(obj(r)['lock']);
   if (Object.keys(lock).length === 0) return null;
-  return `held since ${text(lock, 'since') ?? '?'}, lease until ${text(lock, 'leaseUntil') ?? '?'}`;
+  const cleared = text(lock, 'cleared');
+  return `held since ${text(lock, 'since') ?? '?'}, lease until ${text(lock, 'leaseUntil') ?? '?'}${cleared ? `; ${cleared}` : ''}`;
 }
 
 /** Steps that every deploy has around its own: the plan check, the node lock, the compensation. */

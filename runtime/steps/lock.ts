@@ -49,6 +49,8 @@ export function lockOf(r: PulseRecord | undefined): NodeLock | null {
     since: iso(num(r, 'since')),
     leaseUntil: iso(num(r, 'until')),
     file: str(r, 'file') ?? '',
+    ...(str(r, 'corrupt') ? { corrupt: str(r, 'corrupt') as string } : {}),
+    ...(str(r, 'cleared') ? { cleared: str(r, 'cleared') as string } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * lock was taken (even if since released) learns that it lost it. The lock lives outside the recipe dir.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isPulseError } from '../../runtime/errors.js';
@@ -98,4 +98,25 @@ test('many deploys acquiring at once: exactly one gets the lock (flock + rename 
   } finally {
     await Promise.all(sessions.map((x) => x.close()));
   }
+});
+
+test('a longer lease of another controller is its own, not corrupt: the file records it, and only a lease beyond it (plus 60 s) is cleared', async () => {
+  const dir = h.sim.node('spark2').recipeDir;
+  const long = { ...A, leaseS: 600 };
+  const a = await nodeLock(s, 'acquire', dir, long);
+  assert.equal(a?.corrupt, undefined);
+  const file = join(h.sim.node('spark2').paths.homeState, 'locks', (a?.file ?? '').split('/').at(-1) ?? '');
+  assert.match(readFileSync(file, 'utf8'), /^lease=600$/m);
+  // B runs with a 120 s lease: A's 600 s lease is still live, and B is refused.
+  assert.match(await refusal(nodeLock(s, 'acquire', dir, B)), /locked by deploy pulse-model-spark2\/run-a/);
+  // A number longer than bash can count (a forged file): as far ahead as can be, so corrupt, and B clears it.
+  writeFileSync(file, readFileSync(file, 'utf8').replace(/^until=\d+$/m, 'until=99999999999999999999999'));
+  const shown = await nodeLock(s, 'show', dir, null);
+  assert.equal(shown?.live, false);
+  assert.match(shown?.corrupt ?? '', /^corrupt lease: deploy pulse-model-spark2\/run-a from controller controller-a \(up\) since \S+, lease until \S+, \d+ s ahead of this node's clock \(\S+\), more than one lease \(600 s\) plus 60 s/);
+  const b = await nodeLock(s, 'acquire', dir, B);
+  assert.equal(b?.deployId, B.deployId);
+  assert.match(b?.cleared ?? '', /^corrupt lease: deploy pulse-model-spark2\/run-a .*; treated as stale: this deploy replaced it with its own lock \(lease until \S+\)$/);
+  assert.match(await refusal(nodeLock(s, 'renew', dir, long)), /lost its lock/);
+  await nodeLock(s, 'release', dir, B);
 });
