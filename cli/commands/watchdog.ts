@@ -6,6 +6,7 @@
  */
 import type { GlobalOptions } from '../options.js';
 import { PulseError } from '../../runtime/errors.js';
+import { duration, utc } from '../../runtime/format.js';
 import type { WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
 import { watchdogLine, watchdogScheduleId } from '../../runtime/fleet/watchdog.js';
 import type { PulseTemporal } from '../deploy-client/temporal.js';
@@ -101,7 +102,7 @@ async function checksRunning(t: PulseTemporal, node: string): Promise<void> {
   await Promise.race([Promise.all(waits), new Promise((r) => setTimeout(r, 180_000).unref())]);
 }
 
-interface Row {
+export interface Row {
   node: string;
   schedule: string;
   everyS: number | null;
@@ -128,6 +129,25 @@ async function list(t: PulseTemporal): Promise<Row[]> {
   return rows.sort((x, y) => x.node.localeCompare(y.node));
 }
 
+/**
+ * `watchdog list` as a table under a header, times in the one UTC format (issue 30 item 12: no header, `.000Z`):
+ * NODE, EVERY, AFTER (failed checks before the endpoint is disabled), HEAL, NEXT (UTC, or PAUSED), LAST VERDICT.
+ */
+export function listTable(rows: readonly Row[], now: Date): string[] {
+  const cells = rows.map((r) => [
+    r.node,
+    r.everyS === null ? '?' : duration(r.everyS),
+    r.after === null ? '?' : String(r.after),
+    r.heal ? (r.confirmed ? 'yes (--yes)' : 'yes') : 'no',
+    r.paused ? 'PAUSED' : r.nextRun ? utc(r.nextRun) : '-',
+    r.record ? watchdogLine(r.record, now) : 'no check yet',
+  ]);
+  const head = ['NODE', 'EVERY', 'AFTER', 'HEAL', 'NEXT (UTC)', 'LAST VERDICT'];
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
+  const line = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(head), ...cells.map(line)];
+}
+
 export async function run(opts: WatchdogOptions): Promise<number> {
   if (opts.verb !== 'list') {
     const node = await nodeConfig(opts); // an unknown node, a refusal: before any Temporal connection
@@ -141,8 +161,7 @@ export async function run(opts: WatchdogOptions): Promise<number> {
     if (opts.verb === 'list') {
       const rows = await list(t);
       const now = new Date();
-      out(opts, { schedules: rows }, rows.length === 0 ? ['no watchdog schedules (pulse model watchdog on --node N)'] : rows.map((r) =>
-        `${r.node.padEnd(10)} every ${r.everyS ?? '?'}s, after ${r.after ?? '?'}${r.heal ? ', heal' : ''}${r.confirmed ? ', --yes' : ''}${r.paused ? ', PAUSED' : ''}; next ${r.nextRun ?? '-'}; ${r.record ? watchdogLine(r.record, now) : 'no check yet'}`));
+      out(opts, { schedules: rows }, rows.length === 0 ? ['no watchdog schedules (pulse model watchdog on --node N)'] : listTable(rows, now));
       return 0;
     }
     if (opts.verb === 'off') {

@@ -100,7 +100,8 @@ test('a killed vLLM: the verdict turns, the endpoint is disabled with the reason
   assert.ok(rows.some((r) => r.action === 'watchdog' && r.outcome === 'watchdog-ok'), 'the first verdict is a row too');
   assert.ok(rows.filter((r) => r.action === 'watchdog').length <= 3, 'only the runs that changed the verdict are rows');
   const list = await cli('model', 'watchdog', 'list');
-  assert.match(list, /simA\s+every 2s, after 2; next .*; down since/);
+  assert.match(list, /^NODE +EVERY +AFTER +HEAL +NEXT \(UTC\) +LAST VERDICT$/m, list);
+  assert.match(list, /^simA +2s +2 +no +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +down since/m, list);
 });
 
 test('--heal: last known good comes back, the endpoint is enabled again, one start.sh per heal', async () => {
@@ -152,7 +153,7 @@ test('a protected node without --yes: container checks only, no HTTP request; a 
   const restartedAt = new Date().toISOString();
   await stack.startWorker();
   await waitFor('a check after the worker restart', 'simB', async () => ((await record('simB'))?.at ?? '') > restartedAt);
-  assert.match(await cli('model', 'watchdog', 'list'), /simB\s+every 2s, after 3;/);
+  assert.match(await cli('model', 'watchdog', 'list'), /^simB +2s +3 +no /m);
 
   const off = await cli('model', 'watchdog', 'off', '--node', 'simB');
   assert.match(off, /watchdog off for simB: schedule pulse-watchdog-simB removed/);

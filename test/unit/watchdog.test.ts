@@ -114,3 +114,15 @@ test('the status line and the request check', () => {
   assert.match(watchdogRequestProblem({ ...REQ, node: 3 }) ?? '', /node/);
   assert.match(watchdogRequestProblem({ ...REQ, clear: false }) ?? '', /clear/);
 });
+
+test('watchdog list: a header, then one row a schedule with times in the one UTC format (no .000Z)', async () => {
+  const { listTable } = await import('../../cli/commands/watchdog.js');
+  const rows = listTable([
+    { node: 'spark2', schedule: 'pulse-watchdog-spark2', everyS: 60, heal: true, after: 2, confirmed: false, nextRun: '2026-12-04T03:01:00.000Z', paused: false, record: null },
+    { node: 'spark1', schedule: 'pulse-watchdog-spark1', everyS: 300, heal: true, after: 3, confirmed: true, nextRun: null, paused: true, record: null },
+  ], new Date('2026-12-04T03:00:00Z'));
+  assert.match(rows[0] ?? '', /^NODE +EVERY +AFTER +HEAL +NEXT \(UTC\) +LAST VERDICT$/);
+  assert.match(rows[1] ?? '', /^spark2 +1m00s +2 +yes +2026-12-04T03:01:00Z +no check yet$/);
+  assert.match(rows[2] ?? '', /^spark1 +5m00s +3 +yes \(--yes\) +PAUSED +no check yet$/);
+  assert.doesNotMatch(rows.join('\n'), /\.000Z/);
+});
