@@ -3,6 +3,7 @@
  * comes from status.sh, which replaced every line that names a secret by a marker before it left the node, so no
  * secret value is ever here; a secret key's value is masked all the same, wherever one shows up.
  */
+import { mountKey, pairText, parseDockerArgs, type DockerPair } from '../config/docker-args.js';
 import { isSecretKey } from '../secrets.js';
 
 /** status.sh's stand-in for a line that names a secret (runtime/scripts/status.sh _SECRET_MARK). */
@@ -64,6 +65,37 @@ export function envValues(text: string): { values: Map<string, string>; secretLi
 
 const shown = (key: string, v: string | undefined): string | null => (v === undefined ? null : isSecretKey(key) ? MASK : normalised(v));
 
+/** The keys whose value is a list of docker pairs: diffed pair by pair (issue 30 item 12: one long string said little). */
+const PAIR_KEYS = new Set(['EXTRA_DOCKER_ARGS']);
+
+/** A docker pair's identity: `-e NAME` or `-v <target>` (the same target with another source or mode is a change). */
+function pairKey(p: DockerPair): string {
+  return p.kind === 'env' ? `-e ${p.name}` : `-v ${mountKey(p.dst)}`;
+}
+
+/**
+ * EXTRA_DOCKER_ARGS old → new as one difference per pair (`EXTRA_DOCKER_ARGS -e VLLM_LOGGING_LEVEL: INFO → DEBUG`,
+ * `EXTRA_DOCKER_ARGS -v /models: (unset) → /srv/m:/models:ro`), or null when a side does not parse as pairs (it is
+ * then diffed as one string, as before).
+ */
+function pairDifferences(key: string, old: string | null, now: string | null): KeyDifference[] | null {
+  const parse = (v: string | null): Map<string, string> | null => {
+    if (v === null) return new Map();
+    const r = parseDockerArgs(v);
+    return r.ok ? new Map(r.pairs.map((p) => [pairKey(p), pairText(p)])) : null;
+  };
+  const a = parse(old);
+  const b = parse(now);
+  if (a === null || b === null) return null;
+  const out: KeyDifference[] = [];
+  for (const k of [...b.keys(), ...[...a.keys()].filter((x) => !b.has(x))]) {
+    const before = a.get(k) ?? null;
+    const after = b.get(k) ?? null;
+    if (before !== after) out.push({ key: `${key} ${k}`, old: before, new: after });
+  }
+  return out.length > 0 ? out : null; // the same pairs in another order: still a difference, said as the whole strings
+}
+
 /** Every key whose normalised value differs (or that only one side sets), in the rendered order, then the rest. */
 export function diffEnv(runningText: string | null, rendered: Readonly<Record<string, string>>): EnvDiff {
   const { values, secretLines } = runningText === null ? { values: new Map<string, string>(), secretLines: 0 } : envValues(runningText);
@@ -72,7 +104,9 @@ export function diffEnv(runningText: string | null, rendered: Readonly<Record<st
   for (const key of keys) {
     const old = shown(key, values.get(key));
     const now = shown(key, Object.hasOwn(rendered, key) ? rendered[key] : undefined);
-    if (old !== now) differences.push({ key, old, new: now });
+    if (old === now) continue;
+    const pairs = PAIR_KEYS.has(key) ? pairDifferences(key, old, now) : null;
+    differences.push(...(pairs ?? [{ key, old, new: now }]));
   }
   return { differences, secretLines };
 }

@@ -32,3 +32,17 @@ test('diffEnv compares normalised values, keeps the rendered order, masks secret
   assert.equal(diffEnv('VLLM_API_KEY=abc\n', {}).differences[0]?.old, MASK);
   assert.deepEqual(diffEnv(null, { A: '1' }).differences, [{ key: 'A', old: null, new: '1' }]);
 });
+
+test('EXTRA_DOCKER_ARGS is diffed pair by pair: a changed -e value, an added and a removed mount; the same pairs reordered still differ', () => {
+  const running = 'EXTRA_DOCKER_ARGS="-e VLLM_LOGGING_LEVEL=INFO -v /srv/a:/a:ro -e KEEP=1"\n';
+  const d = diffEnv(running, { EXTRA_DOCKER_ARGS: '-e KEEP=1 -e VLLM_LOGGING_LEVEL=DEBUG -v /srv/m:/models:ro' }).differences;
+  assert.deepEqual(d, [
+    { key: 'EXTRA_DOCKER_ARGS -e VLLM_LOGGING_LEVEL', old: '-e VLLM_LOGGING_LEVEL=INFO', new: '-e VLLM_LOGGING_LEVEL=DEBUG' },
+    { key: 'EXTRA_DOCKER_ARGS -v /models', old: null, new: '-v /srv/m:/models:ro' },
+    { key: 'EXTRA_DOCKER_ARGS -v /a', old: '-v /srv/a:/a:ro', new: null },
+  ]);
+  const reordered = diffEnv('EXTRA_DOCKER_ARGS="-e A=1 -e B=2"\n', { EXTRA_DOCKER_ARGS: '-e B=2 -e A=1' }).differences;
+  assert.deepEqual(reordered.map((x) => x.key), ['EXTRA_DOCKER_ARGS'], 'never hidden: said as the whole strings');
+  const unparsable = diffEnv('EXTRA_DOCKER_ARGS="--privileged"\n', { EXTRA_DOCKER_ARGS: '-e A=1' }).differences;
+  assert.deepEqual(unparsable, [{ key: 'EXTRA_DOCKER_ARGS', old: '--privileged', new: '-e A=1' }]);
+});
