@@ -14,8 +14,8 @@ export interface CompletionEntry {
   options: string[];
   /** Options that take a value (their next word is not a command or an argument). */
   valued: string[];
-  /** What the first positional argument is: profile names, or nothing to complete. */
-  argument: 'profiles' | null;
+  /** What the first positional argument is: profile names, one of fixed words (its choices), or nothing to complete. */
+  argument: 'profiles' | { words: string[] } | null;
 }
 
 function pathOf(cmd: Command): string {
@@ -44,7 +44,9 @@ export function completionEntries(root: Command): CompletionEntry[] {
   const walk = (cmd: Command): void => {
     const own = cmd === root ? { options: [], valued: [] } : flagsOf(cmd);
     const subs = cmd.commands.filter((c) => !(c as Command & { _hidden?: boolean })._hidden).map((c) => c.name());
-    const arg = cmd.registeredArguments[0]?.name() === 'profile' ? 'profiles' : null;
+    const first = cmd.registeredArguments[0];
+    const choices = (first as { argChoices?: string[] } | undefined)?.argChoices;
+    const arg = first?.name() === 'profile' ? 'profiles' : choices && choices.length > 0 ? { words: choices } : null;
     out.push({
       path: pathOf(cmd),
       subcommands: cmd === root ? [...subs, 'help'] : subs,
@@ -77,7 +79,7 @@ export function bashCompletion(root: Command): string {
 ${caseOf('_pulse_subcommands', entries, (e) => list(e.subcommands))}
 ${caseOf('_pulse_options', entries, (e) => list(e.options))}
 ${caseOf('_pulse_valued', entries, (e) => list(e.valued))}
-${caseOf('_pulse_argument', entries, (e) => (e.argument ? `echo ${e.argument}` : null))}
+${caseOf('_pulse_argument', entries, (e) => (e.argument === null ? null : `echo ${q(e.argument === 'profiles' ? 'profiles' : `words:${e.argument.words.join(' ')}`)}`))}
 # Names pulse knows now (profiles, nodes of the --nodes file given on the line, if any); nothing when pulse fails.
 _pulse_names() {
   local -a global=()
@@ -101,7 +103,16 @@ _pulse() {
   done
   if ((COMP_CWORD > 1)) && [[ $prev == -* && " $(_pulse_valued "$path") " == *" $prev "* ]]; then
     case $prev in
-      --node) COMPREPLY=($(compgen -W "$(_pulse_names nodes)" -- "$cur")) ;;
+      --node)
+        # a,b,<TAB>: the next node of a list, each named once (the list is one word: COMP_WORDBREAKS has no comma)
+        if [[ $cur == *,* ]]; then
+          local given=\${cur%,*} last=\${cur##*,} n
+          for n in $(_pulse_names nodes); do
+            [[ ,$given, == *,$n,* || $n != "$last"* ]] || COMPREPLY+=("$given,$n")
+          done
+        else
+          COMPREPLY=($(compgen -W "$(_pulse_names nodes)" -- "$cur"))
+        fi ;;
       --nodes | --overlay) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
     return 0
@@ -112,6 +123,9 @@ _pulse() {
     COMPREPLY=($(compgen -W "$(_pulse_subcommands "$path")" -- "$cur"))
   elif [[ $(_pulse_argument "$path") == profiles && $nargs == 0 ]]; then
     COMPREPLY=($(compgen -W "$(_pulse_names profiles)" -- "$cur"))
+  elif [[ $(_pulse_argument "$path") == words:* && $nargs == 0 ]]; then
+    local words=$(_pulse_argument "$path")
+    COMPREPLY=($(compgen -W "\${words#words:}" -- "$cur"))
   fi
   return 0
 }

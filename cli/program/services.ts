@@ -1,5 +1,5 @@
 /** The top-level verbs beside `model`: the long-running `pulse worker` and `pulse tunnel`, and `pulse completion`. */
-import { Option } from 'commander';
+import { Argument, Option } from 'commander';
 import type { Command } from 'commander';
 import type * as O from '../options.js';
 import type { WorkerRunOptions } from '../commands/worker.js';
@@ -43,7 +43,7 @@ export const completion: Registration = (program, run, root) => {
   program
     .command('completion')
     .description('Print the shell completion script (bash or zsh), generated from this command table.')
-    .argument('[shell]', 'bash or zsh')
+    .addArgument(new Argument('[shell]', 'bash or zsh').choices(['bash', 'zsh']))
     .addOption(new Option('--list <what>', 'the names the scripts complete: profiles or nodes').hideHelp())
     .action(async (shell: string | undefined, o: Flags, cmd: Command) => {
       const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), root };

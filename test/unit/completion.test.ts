@@ -47,6 +47,12 @@ test('the bash script completes commands, options, profile names and node names'
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'logs', '--ta']), ['--tail']);
     assert.deepEqual(complete(file, bin, ['pulse', '--nodes', fleet, 'model', 'up', 'best', '--node', '']), ['spark1', 'spark2', 'spark3'], 'the nodes of --nodes');
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '']), [], 'one profile only');
+    // a list: the next node after a comma, each named once (issue 30 item 12)
+    assert.deepEqual(complete(file, bin, ['pulse', '--nodes', fleet, 'model', 'up', 'best', '--node', 'spark2,']), ['spark2,spark1', 'spark2,spark3']);
+    assert.deepEqual(complete(file, bin, ['pulse', '--nodes', fleet, 'model', 'up', 'best', '--node', 'spark2,spark1,s']), ['spark2,spark1,spark3']);
+    // the shells of `pulse completion`
+    assert.deepEqual(complete(file, bin, ['pulse', 'completion', '']), ['bash', 'zsh']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'completion', 'z']), ['zsh']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -59,5 +65,5 @@ test('the zsh script runs the same function through bashcompinit; an unknown she
   assert.ok(zsh.includes(script('bash')), 'the bash function, unchanged');
   const r = spawnSync(process.execPath, [cli, 'completion', 'fish'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /^pulse: completion: "fish" is not bash or zsh/);
+  assert.match(r.stderr, /^pulse: command-argument value 'fish' is invalid for argument 'shell'\. Allowed choices are bash, zsh\./);
 });
