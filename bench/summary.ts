@@ -94,6 +94,8 @@ async function main(): Promise<void> {
   }
   const s = load('status');
   if (s) add('status 1 vs 8 nodes', `${rows(s).map((r) => `${String(r['nodes'])} node(s): ${String(r['medianS'])} s`).join(', ')} (8/1 = ${String(s['eightVsOne'])}×)`, '-', null, 'status.js');
+  const sl = load('status-log');
+  if (sl) add('status on a large container log (json-file, never rotated)', `${rows(sl).map((r) => `${String(r['log'])}: ${String(r['medianS'])} s`).join(', ')} (large/small = ${String(sl['largeVsSmall'])}×)`, `≤ ${String(sl['goal'])}×`, sl['met'], 'status-log.js');
   const c = load('coldstart');
   for (const r of rows(c)) if (String(r['command']).startsWith('pulse')) add(`cold start, ${String(r['command'])}`, `median ${String(r['medianS'])} s, worst ${String(r['worstS'])} s`, '< 0.5 s', r['met'], 'coldstart.js');
   for (const [name, sig] of [['recovery', 'SIGKILL'], ['recovery-sigterm', 'SIGTERM']] as const) {
