@@ -53,8 +53,19 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(helpArgv(argv));
   } catch (err) {
     code = report(err, verbose);
+    if (statusJson(argv) && code !== 0) {
+      // `status --json` is read by scripts: a usage error they made is JSON on stdout too (docs/STATUS.md).
+      const message = err instanceof Error ? err.message.replace(/^error: /, '') : String(err);
+      process.stdout.write(`${JSON.stringify({ version: 1, error: { kind: 'usage', exit: code, message, hint: 'see: pulse model status --help' } }, null, 2)}\n`);
+    }
   }
   process.exitCode = code;
+}
+
+/** `pulse [globals] model status ... --json`: its errors are JSON. */
+function statusJson(argv: string[]): boolean {
+  const model = argv.indexOf('model');
+  return model >= 0 && argv[model + 1] === 'status' && argv.includes('--json');
 }
 
 export function report(err: unknown, verbose: boolean): number {

@@ -53,6 +53,10 @@ export interface StatusOptions extends GlobalOptions {
   noHttp: boolean;
   gpuProbe: boolean;
   yes: boolean;
+  /** --wide: every node's detail block under the table (--node shows its node's). */
+  wide?: boolean;
+  /** --watch [interval]: seconds between two rounds; undefined without --watch. */
+  watchS?: number;
 }
 
 export interface SmokeOptions extends GlobalOptions {

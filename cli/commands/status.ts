@@ -1,16 +1,19 @@
 /**
- * `pulse model status [--node] [--json] [--no-http] [--gpu-probe] [--yes]`: asks every node in parallel (one
- * read-only script each) and, only when a Temporal server is configured or already running, which deploy holds
- * each node. It never starts a server and loads the Temporal SDK only in that case. Exit 0 when every node
- * answered and is healthy; 6 when one did not answer; 7 (not-ready) when one is failing, failed or down.
+ * `pulse model status [--node] [--json] [--no-http] [--gpu-probe] [--yes] [--wide] [--watch [interval]]`: asks every
+ * node in parallel (one read-only script each) and, only when a Temporal server is configured or already running,
+ * which deploy holds each node. It never starts a server and loads the Temporal SDK only in that case. Exit 0 when
+ * every node answered and is healthy; 6 when one did not answer; 7 (not-ready) when one is failing, failed or down.
+ * With --json even an error is JSON (`{version, error: {kind, exit, message, hint}}`).
  */
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
-import { PulseError } from '../../runtime/errors.js';
-import { FAILURES } from '../../runtime/failures.js';
+import { isPulseError, PulseError } from '../../runtime/errors.js';
+import { EXIT_DETACHED, FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { trustedStateDir } from '../../runtime/state/state.js';
 import { collectStatus, judged, selectNodes } from '../../runtime/status/collect.js';
-import { renderTable, useColour } from '../../runtime/status/table.js';
+import { renderTable, useColour, WIDTH } from '../../runtime/status/table.js';
+import { STATUS_JSON_VERSION } from '../../runtime/status/types.js';
+import { utc } from '../../runtime/format.js';
 import type { DeployInProgress, StatusReport } from '../../runtime/status/types.js';
 import type { DeployProgress } from '../../runtime/model/index.js';
 import type { RemoteResult } from '../../runtime/node/types.js';
@@ -89,10 +92,10 @@ function timedLookup(nodes: string[], opts: StatusOptions): Promise<DeployLookup
   return Promise.race([lookup, giveUp]).finally(() => clearTimeout(timer));
 }
 
-/** Run status; prints the table or --json; the exit code says whether every node answered and is healthy. */
-export async function run(opts: StatusOptions): Promise<number> {
+/** One round: every node's status and the deploys holding them, judged. */
+async function collect(opts: StatusOptions): Promise<StatusReport> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
-  const req = { node: opts.node, http: !opts.noHttp, gpuProbe: opts.gpuProbe, yes: opts.yes };
+  const req = { node: opts.node, http: !opts.noHttp, gpuProbe: opts.gpuProbe, yes: opts.yes, healthRoute: true };
   const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
   const { openSession } = await import('../../runtime/node/connect.js');
   const [report, deploys] = await Promise.all([
@@ -104,10 +107,107 @@ export async function run(opts: StatusOptions): Promise<number> {
     if (s.deploy?.unserved) s.warnings.push(`deploy running, ${s.deploy.unserved} — start \`pulse worker\` (or \`pulse model watch --node ${s.node}\`, which provides one)`);
   }
   if (deploys.note) report.notes.push(deploys.note);
-  judged(report); // a deploy in progress turns "failing" into "deploying"
-  print(report, opts.json);
+  return judged(report); // a deploy in progress turns "failing" into "deploying"
+}
+
+/** The exit code of a report: 6 when a node did not answer, 7 when one is not healthy, else 0. */
+export function exitOf(report: StatusReport): number {
   if (!report.allAnswered) return FAILURES.unreachable.exit;
   return report.allHealthy ? 0 : FAILURES['not-ready'].exit;
+}
+
+/** Run status; prints the table or --json (an error too, as JSON, with --json); the exit code says whether every node answered and is healthy. */
+export async function run(opts: StatusOptions): Promise<number> {
+  try {
+    if (opts.watchS !== undefined) return await watchRounds(opts, opts.watchS);
+    const report = await collect(opts);
+    process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : text(report, opts));
+    return exitOf(report);
+  } catch (e) {
+    if (!opts.json) throw e;
+    process.stdout.write(`${JSON.stringify(jsonError(e), null, 2)}\n`);
+    return jsonError(e).error.exit;
+  }
+}
+
+/** What `status --json` prints instead of a report when it cannot make one (docs/STATUS.md). */
+export function jsonError(e: unknown): { version: typeof STATUS_JSON_VERSION; error: { kind: string; exit: number; message: string; hint: string | null } } {
+  const kind = isPulseError(e) ? e.kind : 'internal';
+  const message = e instanceof Error ? e.message : String(e);
+  return { version: STATUS_JSON_VERSION, error: { kind, exit: FAILURES[kind].exit, message, hint: isPulseError(e) ? (e.hint ?? null) : null } };
+}
+
+/** Columns to fit: the terminal's (it follows a resize), else $COLUMNS, else the table's default. */
+export function widthOf(out: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv = process.env): number {
+  if (out.isTTY && out.columns && out.columns > 0) return out.columns;
+  const c = Number(env['COLUMNS']);
+  return Number.isInteger(c) && c > 0 ? c : WIDTH;
+}
+
+function text(report: StatusReport, opts: StatusOptions): string {
+  return renderTable(report, { colour: useColour(process.stdout), width: widthOf(process.stdout), detail: opts.wide === true || opts.node !== undefined });
+}
+
+/**
+ * --watch: a round every `everyS` seconds until Ctrl-C (or SIGTERM). On a terminal each round redraws the last one in
+ * place (the cursor goes back up over it); off a terminal each round is printed after the last, a table under a
+ * `status at <time>` line, --json one compact report per line (JSON Lines). A round that fails prints its error and
+ * the next round tries again. Ends with the last round's exit code.
+ */
+async function watchRounds(opts: StatusOptions, everyS: number): Promise<number> {
+  if (opts.gpuProbe) throw new PulseError('usage', '--watch with --gpu-probe would start a GPU container every round; probe once, without --watch');
+  const out = process.stdout;
+  const tty = Boolean(out.isTTY) && !opts.json;
+  let last: number | null = null;
+  let shown = '';
+  let stop: () => void = () => undefined;
+  const stopped = new Promise<void>((res) => (stop = res));
+  let ending = false;
+  const end = (): void => {
+    ending = true;
+    stop();
+  };
+  process.on('SIGINT', end);
+  process.on('SIGTERM', end);
+  try {
+    while (!ending) {
+      const at = new Date();
+      let body: string;
+      try {
+        const report = await Promise.race([collect(opts), stopped.then(() => null)]);
+        if (report === null) break;
+        last = exitOf(report);
+        body = opts.json ? `${JSON.stringify(report)}\n` : text(report, opts);
+      } catch (e) {
+        if (e instanceof PulseError && (e.kind === 'usage' || e.kind === 'config' || e.kind === 'refused')) throw e;
+        last = isPulseError(e) ? FAILURES[e.kind].exit : FAILURES.internal.exit;
+        body = opts.json ? `${JSON.stringify(jsonError(e))}\n` : `pulse: ${(e as Error)?.message ?? String(e)}\n`;
+      }
+      if (ending) break;
+      const head = opts.json ? '' : `every ${everyS}s: pulse model status${opts.node ? ` --node ${opts.node}` : ''} at ${utc(at)}${tty ? ' (Ctrl-C ends)' : ''}\n`;
+      if (tty) {
+        const width = widthOf(out);
+        const frame = `${head}${body}`;
+        out.write(`${shown === '' ? '' : `\u001b[${rowsOf(shown, width)}A\r\u001b[J`}${frame}`);
+        shown = frame;
+      } else out.write(`${head}${body}${opts.json ? '' : '\n'}`);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([stopped, new Promise((res) => (timer = setTimeout(res, everyS * 1000)))]);
+      clearTimeout(timer);
+    }
+  } finally {
+    process.off('SIGINT', end);
+    process.off('SIGTERM', end);
+  }
+  return last ?? EXIT_DETACHED;
+}
+
+/** The terminal rows `text` takes at `width` columns (a line longer than the width wraps). */
+function rowsOf(text: string, width: number): number {
+  return text
+    .replace(/\n$/, '')
+    .split('\n')
+    .reduce((n, l) => n + Math.max(1, Math.ceil(Array.from(l.replace(/\u001b\[[0-9;]*m/g, '')).length / width)), 0);
 }
 
 /** $PULSE_STATUS_TIMEOUT_S: how long status waits for one node (default 45 s). */
@@ -122,9 +222,4 @@ function nodeTimeoutMs(env: NodeJS.ProcessEnv = process.env): number | undefined
 /** --verbose: the raw records of each node script, on stderr so --json stays parseable. */
 function printRaw(result: RemoteResult): void {
   for (const line of result.rawRecords) process.stderr.write(`${result.node}: ${line}\n`);
-}
-
-function print(report: StatusReport, json: boolean): void {
-  if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else process.stdout.write(renderTable(report, { colour: useColour(process.stdout) }));
 }

@@ -1,4 +1,5 @@
 /** The verbs that read (or only re-render) and never start a deploy: profiles, status, smoke, fragment, diff, logs, history. */
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type * as O from '../options.js';
 import { flag, globals, historySince, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
@@ -13,6 +14,17 @@ export const profiles: Registration = (model, run) => {
     .action(async (_o, cmd: Command) => run(() => import('../commands/profiles.js'), globals(cmd)));
 };
 
+/** `status --watch`'s interval when none is given (s). */
+export const STATUS_WATCH_DEFAULT_S = 5;
+
+/** `--watch 5`, `10s`, `1m`: whole seconds from 1 to an hour. */
+export function watchSeconds(v: string): number {
+  const m = /^(\d+)(s|m)?$/.exec(v.trim());
+  const n = m ? Number(m[1]) * (m[2] === 'm' ? 60 : 1) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 3600) throw new InvalidArgumentError(`--watch must be an interval like 5, 10s or 1m, from 1s to 60m, got "${v}"`);
+  return n;
+}
+
 export const status: Registration = (model, run) => {
   model
     .command('status')
@@ -23,13 +35,18 @@ export const status: Registration = (model, run) => {
     .option('--gpu-probe', 'start a GPU container on the node (runs the gpuProbe command)')
     .option('--yes', 'allow HTTP and the GPU probe on a protected node')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .option('--wide', 'every node\'s detail under the table (--node shows its node\'s)')
+    .option('--watch [interval]', 'redraw every interval (default 5s; e.g. 2, 10s, 1m) until Ctrl-C', watchSeconds)
     .action(async (o: Flags, cmd: Command) => {
+      const watch = o['watch'];
       const opts: O.StatusOptions = {
         ...globals(cmd),
         node: str(o, 'node'),
         noHttp: o['http'] === false,
         gpuProbe: flag(o, 'gpuProbe'),
         yes: flag(o, 'yes'),
+        wide: flag(o, 'wide'),
+        watchS: watch === true ? STATUS_WATCH_DEFAULT_S : typeof watch === 'number' ? watch : undefined,
       };
       await run(() => import('../commands/status.js'), opts);
     });

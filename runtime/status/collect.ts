@@ -16,6 +16,7 @@ import { containerOf, envOf, gpuProcessesOf, healthOf, kvCacheOf, lastOf, memory
 import { STATUS_JSON_VERSION, type GpuProbeStatus, type NodeStatus, type StatusReport } from './types.js';
 import { runGpuProbe } from './probe.js';
 import { verdictOf } from './verdict.js';
+import { readEndpoints } from './endpoint.js';
 
 /** A node whose script has not finished by then is shown as not answering (its process group is killed). */
 export const DEFAULT_NODE_TIMEOUT_MS = 45_000;
@@ -27,7 +28,7 @@ export interface StatusRequest {
   http: boolean;
   gpuProbe: boolean;
   yes: boolean;
-  /** GET /health as well as /v1/models (the watchdog; only where HTTP is allowed at all). */
+  /** GET /health as well as /v1/models (default true; only where HTTP is allowed at all): vLLM answers /v1/models with a dead engine. */
   healthRoute?: boolean;
 }
 
@@ -58,7 +59,7 @@ export function httpSkipReason(node: NodeConfig, req: StatusRequest): string | n
 }
 
 /** The exported inputs of status.sh for one node. */
-export function statusInputs(node: NodeConfig, http: boolean, healthRoute = false): Record<string, string> {
+export function statusInputs(node: NodeConfig, http: boolean, healthRoute = true): Record<string, string> {
   return {
     PULSE_HEALTH_ROUTE: http && healthRoute ? '1' : '0',
     PULSE_RECIPES: Object.entries(node.recipes).map(([n, r]) => `${n}\t${r.dir}\t${r.container}`).join('\n'),
@@ -76,7 +77,7 @@ function emptyStatus(name: string, node: NodeConfig, state: NodeState | null, ht
     lastDeploy: state ? { state: state.state, action: state.action, profile: state.profile, at: state.at, error: state.error } : null,
     lastKnownGood: state?.lastKnownGood ?? null,
     watchdog: state?.watchdog ?? null,
-    deploy: null, lock: null, gpuProbe: null, tunnel: null, verdict: 'unreachable', healthy: false, warnings: [],
+    deploy: null, lock: null, gpuProbe: null, endpoint: null, tunnel: null, verdict: 'unreachable', healthy: false, warnings: [],
   };
 }
 
@@ -151,7 +152,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     session = await withTimeout(opening, Math.min(timeout, CONNECT_TIMEOUT_MS), `${name}: connect`);
     // The abort kills the script's process group on the node, not only the channel.
     const signal = AbortSignal.timeout(timeout);
-    const result = await session.run('status', { env: statusInputs(node, httpSkip === null, req.healthRoute ?? false), signal });
+    const result = await session.run('status', { env: statusInputs(node, httpSkip === null, req.healthRoute ?? true), signal });
     deps.onResult?.(result);
     const failure = failureOf(result);
     if (failure) throw failure;
@@ -195,6 +196,9 @@ export async function collectStatus(config: NodesConfig, req: StatusRequest, dep
   const names = selectNodes(config, req);
   const nodes = await Promise.all(names.map((n) => statusOfNode(config, n, req, deps)));
   const notes: string[] = [];
+  const gateway = readEndpoints(deps.stateDir);
+  for (const n of nodes) n.endpoint = gateway.endpoints.get(n.node) ?? null;
+  if (gateway.note) notes.push(gateway.note);
   const skipped = nodes.filter((n) => n.protected && req.gpuProbe && n.gpuProbe?.ran === false).map((n) => n.node);
   if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
   return judged({ version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), allHealthy: false, nodes, notes });

@@ -3,14 +3,23 @@
  * gate only where it matters (before a start), one health word (verdict.ts), a deploy's step n/9 and its wait, one
  * duration format. table.ts lays them out.
  */
-import { duration } from '../format.js';
+import { duration, utc } from '../format.js';
+import { answersHealthy, watchdogAgainst } from './verdict.js';
 import { estimateWords } from '../vllm/readiness-eta.js';
 import type { DeployInProgress, MemoryStatus, NodeStatus } from './types.js';
 
-/** `20 of 128` (GiB): the MEM column. */
-export function memoryCell(m: MemoryStatus | null): string {
+/** `20 of 128` (GiB): the AVAIL GiB column; `20/128` short. */
+export function memoryCell(m: MemoryStatus | null, short = false): string {
   if (!m || m.availableGiB === null) return '-';
-  return `${m.availableGiB} of ${m.totalGiB ?? '?'}`;
+  return short ? `${m.availableGiB}/${m.totalGiB ?? '?'}` : `${m.availableGiB} of ${m.totalGiB ?? '?'}`;
+}
+
+/** `1.16M tok` (the KV cache size in tokens): the KV CACHE column; `1.16M` short; `-` without a KV cache line. */
+export function kvCell(s: Pick<NodeStatus, 'kvCache'>, short = false): string {
+  const t = s.kvCache.tokens;
+  if (t === null) return s.kvCache.line ? '?' : '-';
+  const n = t >= 1e6 ? `${(t / 1e6).toFixed(t >= 1e7 ? 1 : 2)}M` : t >= 1e3 ? `${Math.round(t / 1e3)}k` : String(t);
+  return short ? n : `${n} tok`;
 }
 
 /**
@@ -29,11 +38,54 @@ export function memoryText(m: MemoryStatus, serverRunning: boolean): string {
   return `${head}${gate}, watermark_scale_factor ${m.watermarkScaleFactor ?? '?'}`;
 }
 
-/** The HEALTH column: the node's one health word, with the HTTP status of a failing server. */
-export function healthCell(s: NodeStatus): string {
-  if (s.verdict === 'failing') return `failing ${s.health.httpStatus ?? 'no answer'}`;
-  if (s.verdict === 'running' && s.health.skipped?.includes('protected')) return 'running (prot.)';
+/** The HEALTH column: the node's one health word; the long form adds what made a node failing (or a running one unprobed). */
+export function healthCell(s: NodeStatus, short = false): string {
+  if (short) return s.verdict;
+  if (s.verdict === 'failing') return `failing: ${failingCause(s)}`;
+  if (s.verdict === 'running' && s.health.skipped) return 'running (no HTTP)';
   return s.verdict;
+}
+
+/** What made a running node failing, in a few words: `/health 503`, `watchdog`, `HTTP 500`, `no answer`. */
+function failingCause(s: NodeStatus): string {
+  const h = s.health;
+  if (h.checked && h.httpStatus === 200 && h.healthRoute !== undefined && h.healthRoute !== 200) return `/health ${h.healthRoute || 'no answer'}`;
+  if (watchdogAgainst(s) !== null && (!h.checked || h.ok)) return 'watchdog';
+  if (h.httpStatus === 200 && !h.ok) return 'no model';
+  return h.httpStatus === null ? 'no answer' : `HTTP ${h.httpStatus}`;
+}
+
+/**
+ * Why a node is not healthy, in one sentence for the line under the table (the full signal: the error, /health's
+ * answer, the node state's error, the watchdog's reason), or null for a healthy node.
+ */
+export function healthWhy(s: NodeStatus): string | null {
+  const h = s.health;
+  const c = s.container;
+  switch (s.verdict) {
+    case 'unreachable':
+      return s.error ?? 'the node did not answer';
+    case 'failing': {
+      const wd = watchdogAgainst(s);
+      if (h.checked && h.ok && h.healthRoute !== undefined && h.healthRoute !== 200) return h.detail ?? `GET /health answered ${h.healthRoute}`;
+      if (wd !== null && (!h.checked || h.ok)) return `the watchdog holds it down: ${wd}`;
+      const answer = h.httpStatus === null ? 'no answer' : `HTTP ${h.httpStatus}`;
+      const state = c && c.state !== 'running' ? ` (container ${c.state})` : '';
+      return `/v1/models: ${answer}${h.detail ? ` (${h.detail})` : ''}${state}`;
+    }
+    case 'failed': {
+      const l = s.lastDeploy;
+      const head = l ? `last ${l.action}${l.profile ? ` ${l.profile}` : ''} failed at ${utc(l.at)}${l.error ? `: ${l.error}` : ''}` : 'the last deploy failed';
+      return answersHealthy(h) ? `${head}; a server answers, but pulse does not count a failed node as serving` : head;
+    }
+    case 'down': {
+      if (!c?.exists && s.dockerDown) return `the last up left a server here; docker does not answer: ${s.dockerDown}`;
+      if (!c?.exists) return `the last up left a server here; container ${c?.name ?? '?'} is gone`;
+      return `the last up left a server here; container ${c.name} is ${c.state}${c.exitMeaning ? ` (${c.exitMeaning})` : ''}`;
+    }
+    default:
+      return null;
+  }
 }
 
 /** `7/9 readiness` from the deploy's step and its number. */
@@ -49,11 +101,14 @@ function waitShare(d: DeployInProgress): string {
   return `${Math.min(100, Math.floor((w.elapsedS / w.timeoutS) * 100))}%`;
 }
 
-/** The DEPLOY column: `up 7/9 readiness 61%`, or who holds the node's lock. */
-export function deployCell(s: NodeStatus): string {
+/** The DEPLOY column: `up 7/9 readiness 61%` (short: `up 7/9 61%`), or who holds the node's lock. */
+export function deployCell(s: NodeStatus, short = false): string {
   const d = s.deploy;
-  if (d) return [d.action ?? '', stepOf(d), waitShare(d)].filter((p) => p !== '').join(' ');
-  return s.lock?.live ? `locked: ${s.lock.host}` : '';
+  if (d) {
+    const n = d.stepIndex !== null && d.stepCount !== null ? `${d.stepIndex}/${d.stepCount}` : (d.step ?? '?');
+    return [d.action ?? '', short ? n : stepOf(d), waitShare(d)].filter((p) => p !== '').join(' ');
+  }
+  return s.lock?.live ? (short ? 'locked' : `locked: ${s.lock.host}`) : '';
 }
 
 /** The deploy line: workflow, action, profile, step n/9, time in the deploy and in the wait. The link goes on its own line. */

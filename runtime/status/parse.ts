@@ -89,9 +89,11 @@ export function healthOf(r: PulseRecord | undefined, skipped: string | null, ser
   const models = parseModels(str(r, 'body_b64'), servedName);
   const detail = str(r, 'detail') || (code === 401 ? 'the server wants a key that the node .env does not give (HTTP 401; vLLM reads --api-key, else VLLM_API_KEY)' : null);
   const route = num(r, 'healthRoute');
+  // vLLM's /v1/models keeps answering 200 once the engine core died; only /health says so (503).
+  const dead = code === 200 && route !== null && route !== 200 ? `GET /health ${route === 0 ? 'answered nothing' : `answered ${route}`}: the engine is not healthy (vLLM still answers /v1/models)` : null;
   return {
     checked: true, skipped: null, httpStatus: code === 0 ? null : code, ok: code === 200 && models.ids.length > 0,
-    servedModels: models.ids, maxModelLen: models.maxModelLen, detail: code === 0 ? (detail ?? 'no answer') : detail,
+    servedModels: models.ids, maxModelLen: models.maxModelLen, detail: code === 0 ? (detail ?? 'no answer') : (dead ?? detail),
     ...(route === null ? {} : { healthRoute: route }),
   };
 }

@@ -1,10 +1,13 @@
 /**
- * The human form of a StatusReport: a one-row-per-node summary, then one block per node. Every line fits
- * WIDTH columns (long values are cut with …) except a link, which is never cut; colour only when asked (a TTY
- * without NO_COLOR).
+ * The human form of a StatusReport, kubectl-style: the fleet table (one row per node, columns sized to their values
+ * and to the terminal's width), under it one line per node that is not healthy or whose endpoint is not simply
+ * enabled (why, with the strongest signal), the notes; the per-node detail blocks only when asked (--node, --wide).
+ * Every line fits the width (a long value is cut with … or wrapped at a space, never mid-word) except a link, which
+ * is never cut; colour only when asked (a TTY without NO_COLOR).
  */
 import { duration, utc } from '../format.js';
-import { deployCell, deployText, healthCell, memoryCell, memoryText } from './glance.js';
+import { deployCell, deployText, healthCell, healthWhy, kvCell, memoryCell, memoryText } from './glance.js';
+import { endpointWhy } from './endpoint.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
 import { watchdogLine } from '../fleet/watchdog.js';
 import { probeLine } from './probe.js';
@@ -27,12 +30,16 @@ export function fit(text: string, width = WIDTH): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
 
-/** Wrap `text` at spaces into lines of at most `width` columns, continuation lines indented by `indent`. */
+/**
+ * Wrap `text` at spaces into lines of at most `width` columns, continuation lines indented by `indent`; the first
+ * line keeps its own leading spaces. A word longer than a line is cut with … (never broken across two lines).
+ */
 export function wrap(text: string, indent: number, width = WIDTH): string[] {
+  const lead = /^ */.exec(text)?.[0] ?? '';
   const out: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    const next = line === '' ? word : `${line} ${word}`;
+  let line = lead;
+  for (const word of text.slice(lead.length).split(' ')) {
+    const next = line.trim() === '' ? `${line}${word}` : `${line} ${word}`;
     if (next.length > width && line.trim() !== '') {
       out.push(line);
       line = `${' '.repeat(indent)}${word}`;
@@ -42,16 +49,95 @@ export function wrap(text: string, indent: number, width = WIDTH): string[] {
   return out.map((l) => fit(l, width));
 }
 
-function cell(text: string, width: number): string {
-  return fit(text, width).padEnd(width);
+/** One column of the fleet table: its header and its cell, each with a short form for a narrow terminal. */
+interface Column {
+  header: string;
+  shortHeader?: string;
+  cell: (s: NodeStatus, short: boolean) => string;
+  /** A column the spec does not require (RUNTIME.md: container, profile, drift, health, KV cache, memory): dropped first. */
+  optional?: boolean;
 }
 
-function summaryRow(s: NodeStatus): string {
-  const container = s.answered ? (s.container ? (s.container.exists ? s.container.state : s.dockerDown ? 'docker down' : 'none') : '-') : 'UNREACHABLE';
-  const profile = s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-');
-  const drift = s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-';
-  const last = s.lastDeploy ? s.lastDeploy.state : 'none';
-  return [cell(s.node, 10), cell(container, 12), cell(profile, 10), cell(drift, 6), cell(healthCell(s), 15), cell(memoryCell(s.memory), 10), cell(last, 9), fit(deployCell(s), 22)].join(' ');
+const COLUMNS: Record<string, Column> = {
+  node: { header: 'NODE', cell: (s) => s.node },
+  health: { header: 'HEALTH', cell: (s, short) => healthCell(s, short) },
+  endpoint: { header: 'ENDPOINT', cell: endpointCell },
+  container: { header: 'CONTAINER', cell: (s) => (s.answered ? (s.container ? (s.container.exists ? s.container.state : s.dockerDown ? 'docker down' : 'none') : '-') : '?') },
+  profile: { header: 'PROFILE', cell: (s) => s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-') },
+  drift: { header: 'DRIFT', cell: (s) => (s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-') },
+  kv: { header: 'KV CACHE', shortHeader: 'KV', cell: (s, short) => (s.answered ? kvCell(s, short) : '-') },
+  memory: { header: 'AVAIL GiB', shortHeader: 'GiB', cell: (s, short) => memoryCell(s.memory, short) },
+  last: { header: 'LAST', cell: (s) => s.lastDeploy?.state ?? 'none', optional: true },
+  deploy: { header: 'DEPLOY', cell: (s, short) => deployCell(s, short) },
+};
+/** Left to right. */
+const ORDER = ['node', 'health', 'endpoint', 'container', 'profile', 'drift', 'kv', 'memory', 'last', 'deploy'];
+/** Which columns take their short form first when the table is wider than the terminal. */
+const SHRINK = ['memory', 'kv', 'endpoint', 'deploy', 'health'];
+const GAP = '  ';
+
+/** The ENDPOINT cell: `enabled`, `disabled: watchdog` (short `disabled`), `fallback`, or `-` when the file does not say. */
+function endpointCell(s: NodeStatus, short: boolean): string {
+  const e = s.endpoint;
+  if (!e) return '-';
+  if (e.enabled && !e.fallback) return 'enabled';
+  const word = e.fallback ? 'fallback' : 'disabled';
+  const why = endpointWhy(e);
+  return short || why === '' ? word : `${word}: ${why}`;
+}
+
+/**
+ * The table's lines (header first), columns sized to their values, in the short forms and without LAST as `width`
+ * needs; and which columns took their short form.
+ */
+function fleetRows(nodes: NodeStatus[], width: number): { lines: string[]; short: ReadonlySet<string> } {
+  const short = new Set<string>();
+  const dropped = new Set<string>();
+  const build = (): string[][] => {
+    const keys = ORDER.filter((k) => !dropped.has(k));
+    const grid = [keys.map((k) => (short.has(k) ? (COLUMNS[k]?.shortHeader ?? COLUMNS[k]?.header) : COLUMNS[k]?.header) ?? '')];
+    for (const s of nodes) grid.push(keys.map((k) => COLUMNS[k]?.cell(s, short.has(k)) ?? ''));
+    // A column with no value in any row (DEPLOY when nothing deploys) takes no room.
+    const empty = keys.map((_, i) => grid.slice(1).every((r) => r[i] === ''));
+    return grid.map((r) => r.filter((_, i) => !empty[i]));
+  };
+  const total = (grid: string[][]): number => {
+    const widths = (grid[0] ?? []).map((_, i) => Math.max(...grid.map((r) => (r[i] ?? '').length)));
+    return widths.reduce((a, b) => a + b, 0) + GAP.length * Math.max(0, widths.length - 1);
+  };
+  let grid = build();
+  for (const k of SHRINK) {
+    if (total(grid) <= width) break;
+    short.add(k);
+    grid = build();
+  }
+  for (const k of ORDER.filter((c) => COLUMNS[c]?.optional)) {
+    if (total(grid) <= width) break;
+    dropped.add(k);
+    grid = build();
+  }
+  const widths = (grid[0] ?? []).map((_, i) => Math.max(...grid.map((r) => (r[i] ?? '').length)));
+  return { lines: grid.map((r) => fit(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join(GAP).trimEnd(), width)), short };
+}
+
+/**
+ * The lines under the table for one node: why it is not healthy, its endpoint's reason when the row could not show it
+ * (a narrow table) or the node is not healthy, its warnings.
+ */
+function whyLines(s: NodeStatus, endpointShown: boolean): string[] {
+  const out: string[] = [];
+  const why = healthWhy(s);
+  if (why !== null) out.push(`${s.verdict}: ${why.replace(/^unreachable: /, '')}`);
+  const e = s.endpoint;
+  // The endpoint's reason once: a watchdog's or a failed state's reason is already in the health line above it.
+  const said = e?.reason ? (why ?? '').includes(e.reason.replace(/^kept enabled by the fallback: /, '')) || (why ?? '').includes(s.lastDeploy?.error ?? '\u0000') && /^state failed/.test(e.reason) : false;
+  if (endpointShown && s.healthy && !e?.fallback) {
+    // the ENDPOINT cell already says why (`disabled: loopback`)
+  } else if (e?.fallback) out.push(said ? 'endpoint kept enabled by the fallback: the gateway rejects a model with no enabled endpoint' : `endpoint ${e.reason ?? 'kept enabled by the fallback'}`);
+  else if (e && !e.enabled) out.push(said ? 'endpoint disabled (the reason above)' : `endpoint disabled: ${e.reason ?? 'no reason given'}`);
+  const w = s.warnings;
+  if (w.length > 0) out.push(`warning: ${w[0]}${w.length > 1 ? ` (+${w.length - 1} more: --node ${s.node})` : ''}`);
+  return out;
 }
 
 function age(iso: string | null, now: Date): string {
@@ -73,8 +159,13 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   }
   const h = s.health;
   if (s.answered || h.skipped) {
-    out.push(['health', h.checked ? `HTTP ${h.httpStatus ?? 'none'} ${h.servedModels.join(',') || '(no model)'} max_model_len ${h.maxModelLen ?? '?'}${h.detail ? ` (${h.detail})` : ''}` : (h.skipped ?? '')]);
+    const route = h.healthRoute === undefined ? '' : `, /health ${h.healthRoute || 'no answer'}`;
+    out.push(['health', h.checked ? `HTTP ${h.httpStatus ?? 'none'} ${h.servedModels.join(',') || '(no model)'} max_model_len ${h.maxModelLen ?? '?'}${route}${h.detail ? ` (${h.detail})` : ''}` : (h.skipped ?? '')]);
   }
+  const why = healthWhy(s);
+  if (why !== null && s.answered) out.push(['verdict', `${s.verdict}: ${why}`]);
+  const ep = s.endpoint;
+  out.push(['endpoint', ep ? (ep.fallback ? `enabled only by the fallback: ${ep.reason ?? ''}` : ep.enabled ? 'enabled: the gateway sends it traffic' : `disabled: ${ep.reason ?? 'no reason given'}`) : 'not in a gateway backend file (pulse model fragment writes one from the node states)']);
   const kv = s.kvCache.line?.replace(/^.*?(GPU KV cache size)/, '$1') ?? null;
   if (s.answered) out.push(['kv cache', kv ? `${kv}${s.kvCache.source === 'state' ? ' (saved by up: not in the log\'s last lines)' : ''}` : 'none']);
   const m = s.memory;
@@ -130,27 +221,50 @@ function lockLine(s: NodeStatus): string | null {
   return `stale: ${who} since ${utc(l.since)}, lease ran out ${utc(l.leaseUntil)} (the next deploy takes it)`;
 }
 
+export interface TableOptions {
+  colour: boolean;
+  now?: Date;
+  /** Columns to fit (the terminal's, else $COLUMNS, else WIDTH). */
+  width?: number;
+  /** Each node's detail block under the table (--node, --wide); without it one line per node that needs a look. */
+  detail?: boolean;
+}
+
 /** Render the report for people. */
-export function renderTable(report: StatusReport, opts: { colour: boolean; now?: Date }): string {
+export function renderTable(report: StatusReport, opts: TableOptions): string {
   const paint: Paint = (t, tone) => (opts.colour ? `\u001b[${CODES[tone]}m${t}\u001b[0m` : t);
   const now = opts.now ?? new Date();
-  const header = [cell('NODE', 10), cell('CONTAINER', 12), cell('PROFILE', 10), cell('DRIFT', 6), cell('HEALTH', 15), cell('AVAIL GiB', 10), cell('LAST', 9), 'DEPLOY'].join(' ');
-  const lines = [paint(fit(header), 'dim')];
-  for (const s of report.nodes) {
-    const row = fit(summaryRow(s));
-    lines.push(!s.answered ? paint(row, 'bad') : !s.healthy ? paint(row, 'bad') : s.warnings.length ? paint(row, 'warn') : row);
+  const width = Math.max(40, opts.width ?? WIDTH);
+  const table = fleetRows(report.nodes, width);
+  const [header = '', ...rows] = table.lines;
+  const endpointShown = !table.short.has('endpoint');
+  const lines = [paint(header, 'dim')];
+  report.nodes.forEach((s, i) => {
+    const row = rows[i] ?? '';
+    lines.push(!s.healthy ? paint(row, 'bad') : s.warnings.length || s.endpoint?.fallback ? paint(row, 'warn') : row);
+  });
+  if (!opts.detail) {
+    const pad = Math.max(...report.nodes.map((s) => s.node.length)) + GAP.length;
+    const why = report.nodes.flatMap((s) => whyLines(s, endpointShown).map((l, i) => ({ s, text: `${i === 0 ? s.node.padEnd(pad) : ' '.repeat(pad)}${l}` })));
+    if (why.length > 0) lines.push('');
+    for (const w of why) {
+      const wrapped = wrap(w.text, pad, width);
+      lines.push(...wrapped.map((l) => (!w.s.healthy ? paint(l, 'bad') : paint(l, 'warn'))));
+    }
   }
-  for (const s of report.nodes) {
-    lines.push('', paint(fit(`${s.node}${s.protected ? ' (protected)' : ''}${s.recipe ? `  recipe ${s.recipe}` : ''}`), s.answered ? 'ok' : 'bad'));
+  for (const s of opts.detail ? report.nodes : []) {
+    lines.push('', paint(fit(`${s.node}${s.protected ? ' (protected)' : ''}${s.recipe ? `  recipe ${s.recipe}` : ''}`, width), s.answered ? 'ok' : 'bad'));
     for (const [k, v] of detailLines(s, now)) {
       if (k === LINK) {
         lines.push(`  ${'ui'.padEnd(10)} ${v}`); // a link is never cut or wrapped: it must stay copyable
         continue;
       }
-      const wrapped = wrap(`  ${k.padEnd(10)} ${v}`, 13);
+      const wrapped = wrap(`  ${k.padEnd(10)} ${v}`, 13, width);
       lines.push(...(k === 'warning' || k === 'error' ? wrapped.map((l) => paint(l, k === 'error' ? 'bad' : 'warn')) : wrapped));
     }
   }
-  for (const n of report.notes) lines.push('', ...wrap(`note: ${n}`, 6));
+  if (report.notes.length > 0) lines.push('');
+  for (const n of report.notes) lines.push(...wrap(`note: ${n}`, 6, width));
+  if (!opts.detail) lines.push(paint(fit(`detail: pulse model status --node <node>, or --wide for every node`, width), 'dim'));
   return `${lines.join('\n')}\n`;
 }

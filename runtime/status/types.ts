@@ -13,7 +13,7 @@ export const STATUS_JSON_VERSION = 1;
 
 /** The one health word of a node (runtime/status/verdict.ts decides it). */
 export type HealthWord =
-  /** The server answers /v1/models with 200. */
+  /** The server answers /v1/models with 200 and /health with 200, its node state is not failed, and no watchdog holds it down. */
   | 'serving'
   /** The container runs; no request was sent (--no-http, protected node without --yes). */
   | 'running'
@@ -23,9 +23,9 @@ export type HealthWord =
   | 'deploying'
   /** No server, and none is expected: the last deploy was a down, or pulse never deployed here. */
   | 'stopped'
-  /** The container runs but the server does not answer 200, and no deploy is waiting for it. */
+  /** The container runs but the server is not healthy (/v1/models or /health not 200, or the watchdog took its endpoint away), and no deploy waits for it. */
   | 'failing'
-  /** The last deploy failed and the server does not serve. */
+  /** The last deploy failed (node state failed): not serving, even if a server answers (its endpoint is disabled). */
   | 'failed'
   /** The last up left a server here, and its container is gone or stopped. */
   | 'down'
@@ -89,7 +89,7 @@ export interface HealthStatus {
   servedModels: string[];
   maxModelLen: number | null;
   detail: string | null;
-  /** GET /health's code, when it was asked (the watchdog asks; status does not): 200 alive, 503 engine dead, 0 no answer. */
+  /** GET /health's code, when it was asked (status and the watchdog ask wherever HTTP is allowed): 200 alive, 503 engine dead, 0 no answer. */
   healthRoute?: number;
 }
 
@@ -147,6 +147,17 @@ export interface DeployInProgress {
   unserved?: string | null;
 }
 
+/** The node's endpoint in the gateway backend file (runtime/status/endpoint.ts): whether the gateway sends it traffic. */
+export interface EndpointStatus {
+  enabled: boolean;
+  /** Enabled only by the all-disabled fallback (the gateway rejects a model with no enabled endpoint): not really serving. */
+  fallback: boolean;
+  /** The file's reason: why it is disabled (or kept enabled by the fallback); null on a plainly enabled one. */
+  reason: string | null;
+  /** The gateway backend file it was read from. */
+  file: string;
+}
+
 export interface GpuProbeStatus {
   ran: boolean;
   skipped: string | null;
@@ -191,11 +202,13 @@ export interface NodeStatus {
    */
   lock: NodeLock | null;
   gpuProbe: GpuProbeStatus | null;
+  /** The node's endpoint in the gateway backend file; null when the file is not written yet or does not name the node (a note says why). */
+  endpoint: EndpointStatus | null;
   /** nodes.json gatewayTunnel: the `pulse tunnel` health of this node (runtime/gateway/tunnel/health.ts); null without one. */
   tunnel: TunnelStatus | null;
   /** One health word with one meaning (runtime/status/verdict.ts): serving, running, starting, deploying, stopped, failing, failed, down, unreachable. */
   verdict: HealthWord;
-  /** false for failing, failed, down and unreachable: status then exits non-zero. */
+  /** false for failing, failed, down and unreachable: status then exits non-zero (7, or 6 when one did not answer). */
   healthy: boolean;
   warnings: string[];
 }

@@ -75,7 +75,7 @@ describe('status shows the deploy that holds a node', () => {
     // Nobody polls its task queue: status names the deploy as one that no worker runs (issue 18, item 4).
     assert.equal(n2?.deploy?.unserved, 'no worker polls its task queue pulse-status-test-nobody-polls');
     assert.ok(n2?.warnings.includes('deploy running, no worker polls its task queue pulse-status-test-nobody-polls — start `pulse worker` (or `pulse model watch --node spark2`, which provides one)'), JSON.stringify(n2?.warnings));
-    const table = await runSimCli(s, ['model', 'status', '--no-http'], { TEMPORAL_ADDRESS: server.address, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
+    const table = await runSimCli(s, ['model', 'status', '--no-http', '--wide'], { TEMPORAL_ADDRESS: server.address, PULSE_TEMPORAL_UI: 'http://ui.test:8233' });
     assert.match(table.stdout, /deploy +pulse-model-spark2 up best/);
     assert.match(table.stdout.replace(/\n\s+/g, ' '), /warning +deploy running, no worker polls its task queue pulse-status-test-nobody-polls — start `pulse worker`/);
   });

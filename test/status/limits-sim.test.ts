@@ -47,7 +47,7 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     assert.equal(one.code, 0, one.stderr);
     assert.match(one.stdout, /not checked: protected node, no HTTP request without --yes/);
     assert.equal(requests('spark1').length, before1, 'the protected server saw no request');
-    assert.deepEqual(requests('spark2').slice(before2), ['GET /v1/models'], 'the unprotected server was asked once');
+    assert.deepEqual(requests('spark2').slice(before2), ['GET /v1/models', 'GET /health'], 'the unprotected server was asked once (its models and its engine)');
     const report = JSON.parse(all.stdout) as StatusReport;
     const p = report.nodes.find((n) => n.node === 'spark1');
     assert.equal(p?.container?.running, true, 'the rest is still shown: container');
@@ -60,11 +60,11 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     const before1 = requests('spark1').length;
     const yes = await cli(['model', 'status', '--node', 'spark1', '--yes', '--json']);
     assert.equal(yes.code, 0, yes.stderr);
-    assert.deepEqual(requests('spark1').slice(before1), ['GET /v1/models']);
-    assert.equal(s.sim.node('spark1').requests().at(-1)?.authorized, true, 'the key from the node .env was sent');
+    assert.deepEqual(requests('spark1').slice(before1), ['GET /v1/models', 'GET /health']);
+    assert.equal(s.sim.node('spark1').requests().at(-2)?.authorized, true, 'the key from the node .env was sent');
     assert.equal((JSON.parse(yes.stdout) as StatusReport).nodes[0]?.health.httpStatus, 200);
     const counts = ['spark1', 'spark2'].map((n) => requests(n).length);
-    const none = await cli(['model', 'status', '--no-http', '--yes']);
+    const none = await cli(['model', 'status', '--no-http', '--yes', '--wide']);
     assert.equal(none.code, 0);
     assert.match(none.stdout, /not checked: --no-http/);
     assert.deepEqual(['spark1', 'spark2'].map((n) => requests(n).length), counts);

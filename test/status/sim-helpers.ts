@@ -23,12 +23,12 @@ export interface StatusSim {
   stop(): Promise<void>;
 }
 
-/** A sim with `count` nodes (spark1 protected), its nodes.json and an empty pulse state dir. */
-export async function startStatusSim(count: number, opts: { readyDelayMs?: number } = {}): Promise<StatusSim> {
+/** A sim with `count` nodes (spark1 protected unless `protected` says otherwise), its nodes.json and an empty pulse state dir. */
+export async function startStatusSim(count: number, opts: { readyDelayMs?: number; protected?: string[] } = {}): Promise<StatusSim> {
   const sim = await startSim({ nodes: count, readyDelayMs: opts.readyDelayMs ?? 200, readyPollS: 0.1 });
   const nodesFile = path.join(sim.dir, 'nodes.json');
   sim.writeNodesJson(nodesFile, {
-    protected: ['spark1'],
+    protected: opts.protected ?? ['spark1'],
     transform: (json) => {
       // The schema wants dockerArgs as one string; older sim versions wrote a list.
       for (const n of Object.values(json['nodes'] as Record<string, { recipes: Record<string, { dockerArgs?: unknown }> }>)) {

@@ -1,7 +1,8 @@
 /**
  * `status` against 8 simulated nodes over real sshd, one per state the spec names: healthy (spark1, protected),
  * healthy with a rotated log (spark2), down (spark3), starting (spark4), failed (spark5), drifted .env (spark6),
- * high watermark factor (spark7), unreachable (spark8). Each field is checked in --json and in the table.
+ * high watermark factor (spark7), unreachable (spark8). Each field is checked in --json and in the table (--wide:
+ * the fleet table and every node's detail).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +36,7 @@ function block(name: string): string {
 }
 
 function row(name: string): string {
-  return table.stdout.split('\n').find((l) => l.startsWith(`${name.padEnd(10)} `)) ?? '';
+  return table.stdout.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
 }
 
 async function cli(args: string[]): Promise<CliResult> {
@@ -68,7 +69,7 @@ describe('status against 8 simulated nodes', () => {
     for (let i = 0; i < 100 && !n('spark4').containers().some((c) => c.State.Running); i++) await new Promise((r) => setTimeout(r, 50));
     json = await cli(['model', 'status', '--json']);
     report = JSON.parse(json.stdout) as StatusReport;
-    table = await cli(['model', 'status']);
+    table = await cli(['model', 'status', '--wide']);
   });
   after(async () => {
     await s?.stop();
@@ -121,9 +122,9 @@ describe('status against 8 simulated nodes', () => {
     // Available of total, then the gate; a running server holds its memory, so no "below" for a healthy node.
     assert.match(block('spark1'), /memory +[\d.]+ GiB available of 128 GiB, gate 100 GiB \(the server holds the rest; the gate\s+applies\s+before\s+a\s+start\)/);
     assert.doesNotMatch(block('spark1'), /below/i);
-    assert.match(row('spark1'), / [\d.]+ of 128 /);
+    assert.match(row('spark1'), / [\d.]+( of |\/)128 /);
     assert.match(block('spark1'), /\.env +best on spark1, recipe qwen38-flash, overlay none, rendered 2026-09-23T10:15:00Z/);
-    assert.match(row('spark1'), /running +best +ok +running \(prot\.\)/);
+    assert.match(row('spark1'), /^spark1 +running \(no HTTP\) +- +running +best +ok /);
     assert.equal(x.verdict, 'running');
   });
 
@@ -135,7 +136,7 @@ describe('status against 8 simulated nodes', () => {
     assert.match(x.warnings.join('\n'), /rotated/);
     assert.match(block('spark2'), /kv cache +GPU KV cache size: 999,999 tokens \(saved by up: not in the log's last lines\)/);
     assert.match(block('spark2'), /health +HTTP 200 qwen38 max_model_len 524288/);
-    assert.match(row('spark2'), /running +best +ok +serving /);
+    assert.match(row('spark2'), /^spark2 +serving +- +running +best +ok /);
     assert.deepEqual([x.verdict, x.healthy], ['serving', true]);
   });
 
@@ -149,7 +150,7 @@ describe('status against 8 simulated nodes', () => {
     assert.deepEqual([x.verdict, x.healthy], ['stopped', true]);
     assert.match(block('spark3'), /memory +[\d.]+ GiB available of 128 GiB, gate 100 GiB \((at the gate: an up can start|BELOW the\s+gate:\s+an\s+up\s+would\s+wait\s+for\s+memory)\)/);
     assert.match(block('spark3'), /no such container/);
-    assert.match(row('spark3'), /^spark3 +none /);
+    assert.match(row('spark3'), /^spark3 +stopped +- +none /);
     assert.deepEqual(node('spark3').gpuProcesses, [], 'nvidia-smi answered with no process');
     assert.match(block('spark3'), /gpu procs +none listed \(information only\)/);
     assert.match(block('spark3'), /last +down  → down at/);
@@ -163,7 +164,7 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.health.httpStatus, null);
     assert.equal(x.lastDeploy?.state, 'starting');
     // A server that is still starting is "starting", never "FAIL none" (issue 18).
-    assert.match(row('spark4'), /running .* starting .*starting/);
+    assert.match(row('spark4'), /^spark4 +starting +- +running .* starting/);
     assert.doesNotMatch(row('spark4'), /FAIL/);
     assert.deepEqual([x.verdict, x.healthy], ['starting', true]);
   });
@@ -175,7 +176,7 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.kvCache.line, null);
     assert.match(block('spark5'), /last +up best → failed at .*: readiness: container exited/);
     assert.deepEqual([x.verdict, x.healthy], ['failed', false]);
-    assert.match(row('spark5'), /exited .* failed /);
+    assert.match(row('spark5'), /^spark5 +failed +- +exited .* failed/);
   });
 
   test('drifted .env (spark6): DRIFT in JSON, row and block; carried API_KEY alone is not drift (spark2)', () => {
@@ -200,7 +201,7 @@ describe('status against 8 simulated nodes', () => {
     assert.equal(x.answered, false);
     assert.match(x.error ?? '', /unreachable|connect|refused/i);
     assert.equal(x.container, null);
-    assert.match(row('spark8'), /UNREACHABLE/);
+    assert.match(row('spark8'), /^spark8 +unreachable +- +\? /);
     assert.match(block('spark8'), /error/);
   });
 

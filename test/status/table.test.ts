@@ -51,7 +51,7 @@ function report(): StatusReport {
   const n: NodeStatus = {
     node: 'spark1', protected: true, answered: false, error: `unreachable: ${'x'.repeat(300)}`, recipe: null, container: null, containers: [],
     env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null },
-    kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null, lastDeploy: null, lastKnownGood: null, watchdog: null, deploy: null, lock: null, gpuProbe: null, tunnel: null,
+    kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null, lastDeploy: null, lastKnownGood: null, watchdog: null, deploy: null, lock: null, gpuProbe: null, endpoint: null, tunnel: null,
     verdict: 'unreachable', healthy: false, warnings: [`a long warning ${'word '.repeat(60)}`],
   };
   return { version: 1, allAnswered: false, allHealthy: false, nodes: [n], notes: [`a note ${'word '.repeat(40)}`] };
@@ -61,7 +61,8 @@ test('table: every line fits 100 columns, long text wraps, colour only when aske
   const plain = renderTable(report(), { colour: false });
   for (const l of plain.split('\n')) assert.ok(l.length <= 100, l);
   assert.doesNotMatch(plain, /\u001b\[/);
-  assert.match(plain, /UNREACHABLE/);
+  assert.match(plain, /^spark1 +unreachable /m);
+  assert.doesNotMatch(plain, /unreachable: unreachable/);
   const coloured = renderTable(report(), { colour: true });
   assert.match(coloured, /\u001b\[31m/);
   for (const l of coloured.split('\n')) assert.ok(l.replace(/\u001b\[\d+m/g, '').length <= 100);
@@ -81,7 +82,7 @@ test('table: a deploy shows its step n/9 and wait progress; its link is whole (n
   const url = `http://127.0.0.1:8233/namespaces/default/workflows/pulse-model-spark1/${'0123456789abcdef'.repeat(4)}/history`;
   Object.assign(n, { answered: true, error: null, warnings: [], verdict: 'deploying', healthy: true });
   n.deploy = { workflowId: 'pulse-model-spark1', runId: 'r', action: 'up', profile: 'best', step: 'readiness', stepIndex: 7, stepCount: 9, elapsedS: 552, wait: { step: 'readiness', elapsedS: 549, timeoutS: 900, attempt: 12 }, uiUrl: url };
-  const text = renderTable(r, { colour: false });
+  const text = renderTable(r, { colour: false, detail: true });
   const lines = text.split('\n');
   assert.match(lines[1] ?? '', /deploying .* up 7\/9 readiness 61%$/);
   assert.match(text, /deploy +pulse-model-spark1 up best step readiness \(7\/9\), 9m12s in the deploy, waiting 9m09s of\s+15m00s \(61%\)/);

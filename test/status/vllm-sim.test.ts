@@ -128,7 +128,7 @@ describe('smoke and status on each vLLM release of the simulator', () => {
       assert.equal(kv?.source, 'log');
       assert.match(kv?.line ?? '', CANONICAL);
       const table = await runSimCli(s, ['model', 'status', '--node', 'spark2']);
-      assert.match(table.stdout.replace(/\n {13}/g, ' '), /^kv cache +GPU KV cache size: [\d,]+ tokens, Maximum concurrency for 524,288 tokens per request: [\d.]+x$/m);
+      assert.match(table.stdout.replace(/\n {13}/g, ' '), /^ {2}kv cache +GPU KV cache size: [\d,]+ tokens, Maximum concurrency for 524,288 tokens per request: [\d.]+x$/m);
     });
   }
 });
