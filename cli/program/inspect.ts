@@ -1,8 +1,7 @@
 /** The verbs that read (or only re-render) and never start a deploy: profiles, status, smoke, fragment, diff, logs, history. */
-import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, historySince, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
+import { durationFlag, flag, globals, historySince, logsSince, nodeArg, num, positiveNumber, required, str, tailLines } from './flags.js';
 import { PulseError } from '../../runtime/errors.js';
 import type { Flags, Registration } from './flags.js';
 
@@ -17,14 +16,6 @@ export const profiles: Registration = (model, run) => {
 /** `status --watch`'s interval when none is given (s). */
 export const STATUS_WATCH_DEFAULT_S = 5;
 
-/** `--watch 5`, `10s`, `1m`: whole seconds from 1 to an hour. */
-export function watchSeconds(v: string): number {
-  const m = /^(\d+)(s|m)?$/.exec(v.trim());
-  const n = m ? Number(m[1]) * (m[2] === 'm' ? 60 : 1) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 3600) throw new InvalidArgumentError(`--watch must be an interval like 5, 10s or 1m, from 1s to 60m, got "${v}"`);
-  return n;
-}
-
 export const status: Registration = (model, run) => {
   model
     .command('status')
@@ -36,7 +27,7 @@ export const status: Registration = (model, run) => {
     .option('--yes', 'allow HTTP and the GPU probe on a protected node')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .option('--wide', 'every node\'s detail under the table (--node shows its node\'s)')
-    .option('--watch [interval]', 'redraw every interval (default 5s; e.g. 2, 10s, 1m) until Ctrl-C', watchSeconds)
+    .option('--watch [interval]', 'redraw every interval (default 5s; e.g. 2, 10s, 1m) until Ctrl-C', durationFlag('--watch', 1, 3600))
     .action(async (o: Flags, cmd: Command) => {
       const watch = o['watch'];
       const opts: O.StatusOptions = {
