@@ -63,7 +63,7 @@ const GatewayTunnel = z
       .int()
       .min(1)
       .max(65535)
-      .describe('The port on 127.0.0.1 of the gateway host where `pulse tunnel` listens for this node'),
+      .describe('The port on 127.0.0.1 of the gateway host where `pulse tunnel` listens for this node: unique among the tunnels, and not the PORT of a node whose server runs on the gateway host'),
   })
   .strict()
   .describe('For a node whose BIND is loopback: `pulse tunnel` on the gateway host forwards 127.0.0.1:localPort over ssh to BIND:PORT on the node, and the gateway backend file gives the node the tunnel\'s URL (docs/GATEWAY.md)');

@@ -66,10 +66,31 @@ function ruleProblems(cfg: NodesFile): string[] {
   return [...out, ...tunnelProblems(cfg)];
 }
 
-/** gatewayTunnel: only for an ssh node with a loopback BIND that is not the gateway host, one local port each. */
+/**
+ * The servers that listen on the gateway host, by port: the gateway node's, and every other node on that host
+ * (another "local" node beside a local gateway node, or one with the same ssh target). A tunnel's local port there
+ * would clash with it: the tunnel could not bind, or the server could not start.
+ */
+function gatewayHostPorts(cfg: NodesFile, gateway: string | null): Map<number, string> {
+  const out = new Map<number, string>();
+  const g = gateway !== null ? cfg.nodes[gateway] : undefined;
+  if (!g) return out;
+  for (const [name, node] of Object.entries(cfg.nodes)) {
+    const sameHost = name === gateway || (g.host === 'local' ? node.host === 'local' : node.host === 'ssh' && node.ssh === g.ssh);
+    const port = Number(node.env.PORT);
+    if (sameHost && Number.isInteger(port) && !out.has(port)) out.set(port, name);
+  }
+  return out;
+}
+
+/**
+ * gatewayTunnel: only for an ssh node with a loopback BIND that is not the gateway host, one local port each, none
+ * the port of a server on the gateway host.
+ */
 function tunnelProblems(cfg: NodesFile): string[] {
   const out: string[] = [];
   const gateway = cfg.gatewayNode ?? firstLocal(cfg.nodes);
+  const servers = gatewayHostPorts(cfg, gateway);
   const ports = new Map<number, string>();
   for (const [name, node] of Object.entries(cfg.nodes)) {
     const t = node.gatewayTunnel;
@@ -80,6 +101,10 @@ function tunnelProblems(cfg: NodesFile): string[] {
     if (name === gateway) out.push(`${at}: ${name} is the gateway node, which reaches its own server without a tunnel`);
     const other = ports.get(t.localPort);
     if (other !== undefined) out.push(`${at}.localPort: ${t.localPort} is also nodes.${other}.gatewayTunnel.localPort; each tunnel needs its own port`);
+    const server = servers.get(t.localPort);
+    if (server !== undefined) {
+      out.push(`${at}.localPort: ${t.localPort} is also nodes.${server}.env.PORT, the port ${server}'s server listens on on the gateway host; each tunnel needs a port no server there uses`);
+    }
     ports.set(t.localPort, name);
   }
   return out;

@@ -103,6 +103,20 @@ const cases: Case[] = [
     },
     error: /nodes\.n3\.gatewayTunnel\.localPort: 18002 is also nodes\.n2\.gatewayTunnel\.localPort/,
   },
+  {
+    name: 'gatewayTunnel port = the local gateway node\'s PORT',
+    edit: (j) => (j['nodes'].n2.gatewayTunnel = { localPort: Number(n1(j)['env'].PORT) }),
+    error: /^f\.json: nodes\.n2\.gatewayTunnel\.localPort: \d+ is also nodes\.n1\.env\.PORT, the port n1's server listens on on the gateway host; each tunnel needs a port no server there uses$/,
+  },
+  {
+    name: 'gatewayTunnel port = another local node\'s PORT (the gateway host runs it too)',
+    edit: (j) => {
+      j['nodes'].n3 = { ...structuredClone(n1(j)), env: { ...n1(j)['env'], PORT: '8123' } };
+      j['nodes'].n2.gatewayTunnel = { localPort: 8123 };
+    },
+    error: /nodes\.n2\.gatewayTunnel\.localPort: 8123 is also nodes\.n3\.env\.PORT/,
+  },
+  { name: 'gatewayTunnel port = the PORT of a node on another host', edit: (j) => (j['nodes'].n2.gatewayTunnel = { localPort: Number(j['nodes'].n2.env.PORT) + 1 }) },
   { name: 'gatewayNode', edit: (j) => (j['gatewayNode'] = 'n2') },
   { name: 'gatewayNode unknown', edit: (j) => (j['gatewayNode'] = 'n9'), error: /^f\.json: gatewayNode: "n9" is not a node; known: n1, n2$/ },
   { name: 'top unknown key', edit: (j) => (j['minMem'] = 1), error: /^f\.json: \(top level\): unknown key "minMem"$/ },

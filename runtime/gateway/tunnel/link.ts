@@ -80,22 +80,49 @@ export class NodeTunnel {
     };
   }
 
-  /** Bind the listener (a port in use is an error: another tunnel probably runs), then keep the link up. */
-  async start(): Promise<void> {
+  /**
+   * Bind the listener, then keep the link up. A port that cannot be bound (another program, or another tunnel,
+   * holds it) fails this tunnel alone: its health says why (so the gateway file disables its endpoint with that
+   * reason) and the bind is tried again with the reconnect backoff, while the other tunnels run on.
+   */
+  start(): void {
+    this.loop = this.run();
+  }
+
+  private listen(): Promise<net.Server> {
     const server = net.createServer((sock) => this.accept(sock));
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<net.Server>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.spec.localPort, '127.0.0.1', () => {
         server.off('error', reject);
-        resolve();
+        resolve(server);
       });
     });
-    server.on('error', (e) => this.fail(`listener: ${e.message}`));
-    this.server = server;
-    this.health.listening = true;
+  }
+
+  private async run(): Promise<void> {
+    const { node, localPort } = this.spec;
+    for (let attempt = 0; !this.server; attempt++) {
+      if (this.stop.signal.aborted) return;
+      try {
+        this.server = await this.listen();
+      } catch (e) {
+        const delay = Math.min(this.timings.backoffMaxMs, this.timings.backoffMinMs * 2 ** attempt);
+        this.fail(`${(e as Error).message} (another program holds the port: stop it, or change gatewayTunnel.localPort)`);
+        this.log(`${node}: cannot listen on 127.0.0.1:${localPort}: ${(e as Error).message}; this tunnel alone is down, trying again in ${(delay / 1000).toFixed(2)} s`);
+        await sleep(delay, this.stop.signal);
+      }
+    }
+    if (this.stop.signal.aborted) {
+      this.server.close();
+      return;
+    }
+    this.server.on('error', (e) => this.fail(`listener: ${e.message}`));
+    Object.assign(this.health, { listening: true, lastError: null, lastErrorAt: null });
     this.changed();
-    this.loop = this.keepLinked();
+    this.log(`${node}: listening on 127.0.0.1:${localPort} for ${this.spec.remoteHost}:${this.spec.remotePort} on ${node}`);
     this.probeTimer = setInterval(() => void this.probeNow(), this.timings.probeIntervalMs);
+    await this.keepLinked();
   }
 
   /** Close the listener and the link; the health then says neither listening nor connected. */
@@ -104,8 +131,8 @@ export class NodeTunnel {
     if (this.probeTimer) clearInterval(this.probeTimer);
     await this.link?.close();
     this.link = null;
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     await this.loop;
+    await new Promise<void>((resolve) => (this.server?.listening ? this.server.close(() => resolve()) : resolve()));
     Object.assign(this.health, { listening: false, connected: false, connectedSince: null, probe: null });
   }
 

@@ -33,7 +33,10 @@ export function tunnelSpecs(config: NodesConfig): TunnelSpec[] {
   return out;
 }
 
-/** Run the tunnels until `signal` aborts. Throws before any tunnel runs when none is configured or a port is taken. */
+/**
+ * Run the tunnels until `signal` aborts. Throws before any tunnel runs when none is configured. A tunnel whose port
+ * cannot be bound fails alone (link.ts): the others run on, and the gateway file says why its endpoint is disabled.
+ */
 export async function runTunnels(opts: TunnelRunOptions): Promise<void> {
   const specs = tunnelSpecs(opts.config);
   if (specs.length === 0) {
@@ -64,14 +67,7 @@ export async function runTunnels(opts: TunnelRunOptions): Promise<void> {
   };
   for (const spec of specs) tunnels.push(new NodeTunnel(spec, timings, changed, opts.log, opts.open));
   try {
-    for (const t of tunnels) {
-      await t.start().catch((e: Error) => {
-        throw new PulseError('precondition', `${t.spec.node}: cannot listen on 127.0.0.1:${t.spec.localPort}: ${e.message}`, {
-          hint: 'another pulse tunnel (or another program) holds the port; stop it or change gatewayTunnel.localPort',
-        });
-      });
-      opts.log(`${t.spec.node}: listening on 127.0.0.1:${t.spec.localPort} for ${t.spec.remoteHost}:${t.spec.remotePort} on ${t.spec.node}`);
-    }
+    for (const t of tunnels) t.start();
     if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
   } finally {
     await Promise.all(tunnels.map((t) => t.close()));
