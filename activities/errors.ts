@@ -25,7 +25,7 @@ function networkError(err: unknown): boolean {
 export function classify(err: unknown, attempt: number): { type: string; retry: boolean; message: string; hint?: string } {
   const message = redactSecrets(err instanceof Error ? err.message : String(err));
   if (isPulseError(err)) {
-    return { type: FAILURES[err.kind].type, retry: retryable(err.kind, attempt), message, ...(err.hint ? { hint: err.hint } : {}) };
+    return { type: FAILURES[err.kind].type, retry: !err.final && retryable(err.kind, attempt), message, ...(err.hint ? { hint: err.hint } : {}) };
   }
   if (networkError(err)) return { type: FAILURES.unreachable.type, retry: true, message };
   return { type: FAILURES.internal.type, retry: true, message };

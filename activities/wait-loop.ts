@@ -128,7 +128,8 @@ export function startCheckpoint(details: unknown, step: WaitProgress['step'], ti
   if (isCheckpoint(details, step)) {
     const elapsedMs = typeof details.elapsedMs === 'number' ? details.elapsedMs : details.elapsedS * 1000;
     const memo = (details as { memo?: unknown }).memo;
-    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs, ...(memo !== undefined ? { memo } : {}), ...serverLogOf(details) };
+    const moved = typeof details.movedAtS === 'number' ? { movedAtS: details.movedAtS } : {};
+    return { step, attempt: details.attempt, lastAnswer: details.lastAnswer, elapsedS: details.elapsedS, timeoutS, elapsedMs, ...(memo !== undefined ? { memo } : {}), ...serverLogOf(details), ...moved };
   }
   return { step, attempt: 0, lastAnswer: 'not probed yet', elapsedS: 0, timeoutS, elapsedMs: 0 };
 }
@@ -161,12 +162,20 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
   const before = cp.elapsedMs;
   const t0 = spec.monotonic();
   const elapsed = (): number => before + Math.max(0, spec.monotonic() - t0);
+  // When the server's phase or log line last changed (readiness): the CLI says a stall, the timeout names the phase.
+  let movedKey = serverKey(cp);
+  const moved = (): void => {
+    const k = serverKey(cp);
+    if (k !== movedKey || cp.movedAtS === undefined) cp.movedAtS = cp.elapsedS;
+    movedKey = k;
+  };
   const beat = (): void => {
     const seen = spec.watch?.take();
     if (seen?.phase) cp.phase = seen.phase;
     if (seen?.lastLine !== undefined) cp.lastLine = seen.lastLine;
     cp.elapsedMs = elapsed();
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
+    if (spec.step === 'readiness') moved();
     ctx.heartbeat(cp);
   };
   let quick = spec.quickStart ?? 0;
@@ -194,13 +203,14 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     if (!answer.done) spec.watch?.ensure();
     cp.elapsedMs = elapsed();
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
+    if (spec.step === 'readiness') moved();
     ctx.heartbeat(cp);
     if (answer.done) return answer.value as T;
     if (cp.elapsedMs >= spec.timeoutS * 1000) {
       throw ApplicationFailure.create({
         type: FAILURES.timeout.type,
         nonRetryable: true,
-        message: `${NOT_REACHED[spec.step]} within ${spec.timeoutS} s (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
+        message: `${NOT_REACHED[spec.step]} within ${spec.timeoutS} s${stuckAt(cp)} (${cp.attempt} probes; last answer: ${cp.lastAnswer})`,
         details: [{ ...cp }],
       });
     }
@@ -213,6 +223,22 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     const pauseMs = Math.max(MIN_PAUSE_MS, Math.min(leftMs, everyMs - (spec.monotonic() - probeStart)));
     if (await pause(spec, ctx, pauseMs, beat, handedBack)) quick = QUICK_PROBES;
   }
+}
+
+/** What the server's log says (phase words, else the last line), for telling whether it moved. */
+function serverKey(cp: WaitCheckpoint): string {
+  return JSON.stringify([cp.phase?.words ?? null, cp.lastLine ?? null]);
+}
+
+/**
+ * Where the server stuck, for a readiness timeout: `; the server stuck at loading weights 23/38, no change for 40 s`
+ * (its phase, else its log's last line), or '' when its log said nothing pulse could read.
+ */
+export function stuckAt(cp: WaitProgress): string {
+  const where = cp.phase?.words ?? (cp.lastLine ? `its log's last line: ${cp.lastLine.replace(/\s+/g, ' ').trim().slice(0, 160)}` : null);
+  if (!where) return '';
+  const still = typeof cp.movedAtS === 'number' ? cp.elapsedS - cp.movedAtS : null;
+  return `; the server stuck at ${where}${still !== null && still > 0 ? `, no change for ${still} s` : ''}`;
 }
 
 /** The worker is shutting down: end this attempt now, its checkpoint heartbeated, so another worker resumes it. */

@@ -11,12 +11,15 @@ export class PulseError extends Error {
   readonly kind: PulseErrorKind;
   /** One line that tells the operator what to do next. Printed under the message. */
   readonly hint: string | undefined;
+  /** No retry can change it, whatever its kind's row says (a server that died is `not-ready` for good). */
+  readonly final: boolean;
 
-  constructor(kind: PulseErrorKind, message: string, opts: { hint?: string; cause?: unknown } = {}) {
+  constructor(kind: PulseErrorKind, message: string, opts: { hint?: string; cause?: unknown; final?: boolean } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'PulseError';
     this.kind = kind;
     this.hint = opts.hint;
+    this.final = opts.final === true;
   }
 }
 

@@ -8,7 +8,9 @@
 import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
 import { utc } from '../runtime/format.js';
 import { ROLLBACK_STEPS } from '../runtime/steps/catalog.js';
-import { AUTO_ROLLBACK_PATCH, ROLLBACK_WORKFLOW, rollbackChildId, SA_ACTION, SA_NODE } from './definitions.js';
+import { FRAME_STEPS } from '../runtime/steps/catalog.js';
+import { AUTO_ROLLBACK_PATCH, ROLLBACK_RECORD_PATCH, ROLLBACK_WORKFLOW, rollbackChildId, SA_ACTION, SA_NODE } from './definitions.js';
+import { stateInput } from './up-steps.js';
 import { describeError } from './result.js';
 import type { rollbackWorkflow } from './rollback.js';
 import { hasPulseAttributes } from './saga.js';
@@ -50,5 +52,12 @@ export async function autoRollback(run: UpRun): Promise<void> {
     const msg = describeError(e).message;
     result.rollback = { ok: false, profile: null, backup, workflowId, servingAfterS: null, error: msg };
     result.error = `${why}; rollback failed too: ${msg}`;
+    // The child's compensation recorded the node as its own failed up of the restored profile: the record is this up's.
+    if (patched(ROLLBACK_RECORD_PATCH)) {
+      const error = result.error;
+      await run.t.run(FRAME_STEPS.compensate, () => run.acts.markFailed(stateInput(run, 'failed', error))).catch((err: unknown) => {
+        result.warnings.push(`the node's record was not written again (${describeError(err).message}): it names the rollback`);
+      });
+    }
   }
 }

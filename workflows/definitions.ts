@@ -56,6 +56,19 @@ export const OUTCOME_PATCH = 'pulse-outcome';
 /** patched() id of up's automatic rollback (only plans with autoRollback reach it). */
 export const AUTO_ROLLBACK_PATCH = 'pulse-auto-rollback';
 
+/**
+ * patched() id of stopping the half-started server of a cancelled up (issue 30 item 6): a cancel after the start
+ * step began stops the container before the compensation marks the node failed, so it never goes on to serve the
+ * abandoned profile behind a disabled endpoint. Only cancelled ups whose start began ask it.
+ */
+export const CANCEL_HALT_PATCH = 'pulse-cancel-halt';
+/**
+ * patched() id of the up's own record after its auto-rollback failed (issue 30 item 3): the rollback's compensation
+ * wrote the node state with the restored profile, so status named a deploy the operator never ran; the up writes
+ * its own failed record again. Only ups whose auto-rollback failed ask it.
+ */
+export const ROLLBACK_RECORD_PATCH = 'pulse-rollback-record';
+
 /** Name of the query every pulse workflow answers with a DeployProgress (workflows/progress.ts defines it). */
 export const PROGRESS_QUERY = 'progress';
 

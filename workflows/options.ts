@@ -167,6 +167,7 @@ export function frameActivities(node: string) {
     lock: stepActivity(FRAME_STEPS.lock, node),
     unlock: stepActivity(FRAME_STEPS.unlock, node),
     markFailed: stepActivity(FRAME_STEPS.compensate, node),
+    halt: stepActivity(FRAME_STEPS.halt, node),
   };
 }
 

@@ -71,6 +71,11 @@ export class StepTracker {
     return this.records.filter((r) => r.step === step && r.state === 'ok').at(-1)?.ms ?? null;
   }
 
+  /** Whether the step was begun (it may still run, have failed or been cancelled). */
+  began(step: string): boolean {
+    return this.records.some((r) => r.step === step);
+  }
+
   /** The step that failed last (for the "<step>: <error>" message), if any. */
   failedStep(): string | null {
     const failed = this.records.filter((r) => r.state === 'failed');

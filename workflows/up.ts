@@ -10,15 +10,15 @@
  * When no history older than the patch can still be running, switch to `deprecatePatch('pulse-<change>')` and later
  * drop the old path. test/histories/*.json (replayed by test/workflows/replay.test.ts) fail on an ungated change.
  */
-import { patched } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
 import { autoRollback } from './auto-rollback.js';
-import { AUTHORITY_PATCH, HISTORY_PATCH } from './definitions.js';
+import { AUTHORITY_PATCH, CANCEL_HALT_PATCH, HISTORY_PATCH } from './definitions.js';
 import { checkInputOf, inputRef, PLAN_REF_PATCH, upPlanRef, type UpInput } from './plan-ref.js';
-import { rollbackCommand } from './result.js';
-import { failDeploy, keepsRaw, lockInput, lockUse, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, takeLock } from './saga.js';
+import { describeError, rollbackCommand } from './result.js';
+import { failDeploy, keepsRaw, lockInput, lockUse, markOutcome, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, stopInput, takeLock } from './saga.js';
 import { StepTracker } from './tracker.js';
-import { newRun, previousProfile, runSteps, stateInput } from './up-steps.js';
+import { newRun, previousProfile, runSteps, stateInput, type UpRun } from './up-steps.js';
 import type { DeployOptions, DeployResult, UpInputRef } from '../runtime/model/index.js';
 
 /**
@@ -60,6 +60,7 @@ export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<D
     if (!run.saga.armed) r.state = run.pre ? (run.pre.container?.running ? 'up' : 'down') : 'unchanged';
     // A rollback needs the node lock, which this deploy lets go first: the workflow ID still keeps other deploys out.
     const undo = run.saga.armed && plan.autoRollback === true ? () => autoRollback(run) : undefined;
+    if (isCancellation(err) && run.t.began('start') && patched(CANCEL_HALT_PATCH)) await haltHalfStarted(run);
     throw await failDeploy(err, run.t, run.saga, r, (error) => run.acts.markFailed(stateInput(run, 'failed', error)), run.lock.length > 0 ? release : undefined, undo);
   }
   if (run.lock.length > 0) await releaseLock(run.t, run.result, release);
@@ -67,4 +68,20 @@ export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<D
   run.result.steps = run.t.resultSteps();
   run.t.finish(`**up** ${plan.profile} on ${plan.node} (${run.result.mode})`);
   return run.result;
+}
+
+/**
+ * A cancel after the start began: stop the server it started (setsid keeps it starting after the step is gone), under
+ * the node lock and never cut short by the cancel, before the compensation marks the node failed. A failure to stop
+ * is a warning: the node is marked failed all the same, and the failure block shows the container.
+ */
+async function haltHalfStarted(run: UpRun): Promise<void> {
+  await CancellationScope.nonCancellable(async () => {
+    try {
+      await run.t.run(FRAME_STEPS.halt, () => run.acts.halt(stopInput(run.plan), ...run.lock));
+      run.result.halted = true;
+    } catch (e) {
+      run.result.warnings.push(`the half-started server was not stopped (${describeError(e).message}): pulse model down --node ${run.plan.node}`);
+    }
+  });
 }

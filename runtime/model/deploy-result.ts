@@ -37,6 +37,8 @@ export interface DeployResult {
   compensated?: boolean;
   /** An up's automatic rollback (up --auto-rollback, nodes.json autoRollback). */
   rollback?: RollbackOutcome;
+  /** A cancelled up whose start had begun: its server was stopped before the compensation (absent: no such stop). */
+  halted?: true;
   /** A rollback: the backup it brought back. */
   restoredFrom?: string;
   /** A rollback: the deploy it undid (workflowId/runId), when an auto-rollback started it. */

@@ -13,6 +13,11 @@ export interface WaitProgress {
   lastLine?: string | null;
   /** Readiness: how long it usually takes on this node (from the workflow; absent when it has none). */
   estimate?: ReadinessEstimate;
+  /**
+   * Readiness: the wait's elapsed seconds when the server's phase or its log's last line last changed (absent from
+   * older workers): elapsedS minus it is how long the server has not moved.
+   */
+  movedAtS?: number;
 }
 
 /** Where a starting vLLM server is, from the lines it logs (runtime/vllm/phase.ts reads them). */

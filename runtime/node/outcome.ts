@@ -17,13 +17,17 @@ const MEANING: Record<number, { kind: PulseErrorKind; text: string }> = {
   [SCRIPT_EXIT.dockerDown]: { kind: 'docker-down', text: 'the Docker daemon on the node does not answer' },
 };
 
-/** Human meaning of a script exit code, e.g. `exit 11 (precondition failed)`. */
+/**
+ * Human meaning of a script exit code, e.g. `precondition failed`. A documented code is the node scripts' own
+ * numbering (SCRIPT_EXIT), which is not pulse's exit-code table (runtime/failures.ts): its number is never shown, only
+ * its words; the CLI shows the kind's exit code from the table. Any other code is the shell's status, said as such.
+ */
 export function exitMeaning(code: number | null, signal: string | null): string {
   if (code === null) return `killed by ${signal ?? 'a signal'}`;
   const m = MEANING[code];
-  if (m) return `exit ${code} (${m.text})`;
-  if (code === 127) return 'exit 127 (command not found)';
-  return `exit ${code} (script failed)`;
+  if (m) return m.text;
+  if (code === 127) return 'command not found (shell status 127)';
+  return `the script failed (shell status ${code})`;
 }
 
 /** The `message` of the last `error` record, which a script emits just before a documented failure exit. */

@@ -292,7 +292,7 @@ pulse_exit_words() {
     143) printf 'exit 143: ended by SIGTERM without a handler' ;;
     *)
       if [[ $code =~ ^[0-9]+$ ]] && ((code > 128 && code < 160)); then printf 'exit %s: ended by signal %s' "$code" $((code - 128))
-      else printf 'exit %s: the server failed (see docker logs)' "$code"; fi ;;
+      else printf 'exit %s: the server failed' "$code"; fi ;;
   esac
 }
 

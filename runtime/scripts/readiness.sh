@@ -1,7 +1,8 @@
 # readiness: one GET /v1/models on the node. The API key is read from the node .env (never executed) and goes
 # to curl on stdin as a header, so it is never on a command line. Exit 0 when HTTP 200, 13 otherwise.
-# A container of this start that already exited will never answer: that is a precondition failure (exit 11), so
-# the deploy fails and compensates now instead of polling until the readiness timeout (READY_TIMEOUT_S + grace).
+# A container of this start that already exited will never answer: the script exits 11 with a container record (the
+# controller makes it "not ready" for good, runtime/steps/checks.ts), so the deploy fails and compensates now instead
+# of polling until the readiness timeout (READY_TIMEOUT_S + grace).
 # A 401 means the server wants a key the node .env does not give: exit 14 (unauthorized), never "not ready".
 # A container that could not start at all (a failing OCI hook such as nvidia-container-runtime-hook with a broken
 # driver, a missing entrypoint) stays `created` with State.Error set and will never answer either: exit 11 at once,
@@ -37,9 +38,8 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
   read -r cid state ecode restarts oom started err <<<"$st" || true
   if [[ -n ${cid:-} && $restarts =~ ^[0-9]+$ && $ecode =~ ^[0-9]+$ ]]; then
     pulse_record container id="$cid" status="$state" exitCode:="$ecode" restartCount:="$restarts" startedAt="${started:-}" error="$err"
-    logs="see docker logs $PULSE_CONTAINER"
     case $state in
-      exited | dead) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER is $state ($(pulse_exit_words "$ecode" "$oom")) before /v1/models answered${err:+; State.Error: $err}; $logs" ;;
+      exited | dead) pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER is $state ($(pulse_exit_words "$ecode" "$oom")) before /v1/models answered${err:+; State.Error: $err}" ;;
       created)
         # docker run creates, then starts: a `created` container is only on its way while State.Error is empty. Once
         # the start failed, docker leaves it created, never started (StartedAt 0001-01-01), with ExitCode 127 or 128
@@ -66,7 +66,7 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
         ended="pulse could not end the loop (docker update --restart=no or docker stop failed): it goes on until pulse model down stops it"
       fi
       pulse_record crash-loop container="$PULSE_CONTAINER" restartCount:="$restarts" ended="$ended"
-      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $ended; $logs"
+      pulse_fail "$PULSE_EXIT_PRECONDITION" "container $PULSE_CONTAINER restarted during the readiness wait (restart count $PULSE_SEEN_RESTARTS → $restarts, now $state$last): its restart policy restarts a server that dies before it serves; $ended"
     fi
   fi
 fi

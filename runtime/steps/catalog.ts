@@ -38,6 +38,11 @@ export interface StepDef {
    * with this message; the CLI marks the step ✗ with it, so the step line and the FAILED line say the same.
    */
   verdict?: (result: unknown) => string | null;
+  /**
+   * pulse's own bookkeeping (the plan check, the node lock, the 'starting' state write): the CLI shows its line only
+   * with --verbose, or when it fails.
+   */
+  bookkeeping?: true;
 }
 
 type Obj = Record<string, unknown>;
@@ -110,9 +115,11 @@ function lockNote(r: unknown): string | null {
 
 /** Steps that every deploy has around its own: the plan check, the node lock, the compensation. */
 export const FRAME_STEPS = {
-  check: { step: 'check', activity: 'checkPlan', label: 'check plan', title: "check the plan against the worker's nodes.json and profiles", script: null, preset: 'quick' },
-  lock: { step: 'lock', activity: 'acquireNodeLock', label: 'node lock', title: 'node lock', script: 'lock', preset: 'quick', note: lockNote },
-  unlock: { step: 'unlock', activity: 'releaseNodeLock', label: 'node unlock', title: 'release the node lock', script: 'lock', preset: 'quick' },
+  check: { step: 'check', activity: 'checkPlan', label: 'check plan', title: "check the plan against the worker's nodes.json and profiles", script: null, preset: 'quick', bookkeeping: true },
+  lock: { step: 'lock', activity: 'acquireNodeLock', label: 'node lock', title: 'node lock', script: 'lock', preset: 'quick', note: lockNote, bookkeeping: true },
+  unlock: { step: 'unlock', activity: 'releaseNodeLock', label: 'node unlock', title: 'release the node lock', script: 'lock', preset: 'quick', bookkeeping: true },
+  /** A cancelled up whose start had begun: its server would go on to serve the abandoned profile (workflows/up.ts). */
+  halt: { step: 'halt', activity: 'stopServer', label: 'stop the half-started server', title: 'cancelled: stop the server this up started, so it never serves the abandoned profile', script: 'stop', preset: 'stop', note: stopNote },
   compensate: { step: 'compensate', activity: 'markFailed', label: 'compensation', title: 'compensation: mark node failed, disable its endpoint', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;
 
@@ -124,7 +131,7 @@ export const UP_STEPS = {
   memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
   writeEnv: { step: 'write-env', activity: 'writeEnv', label: '5/9 write .env', title: 'step 5/9 write .env', script: 'write-env', preset: 'quick', plan: '5. back up and write the .env (skipped when the identity is the same)', note: writeEnvNote },
   /** Not a step of its own: the node state 'starting', written inside step 6 just before start.sh runs. */
-  starting: { step: 'starting', activity: 'publishState', label: 'state starting', title: 'state starting', script: null, preset: 'state' },
+  starting: { step: 'starting', activity: 'publishState', label: 'state starting', title: 'state starting', script: null, preset: 'state', bookkeeping: true },
   start: { step: 'start', activity: 'startServer', label: '6/9 start', title: 'step 6/9 start', script: 'start', preset: 'quick', plan: '6. start.sh in a new session (setsid, env -i)', note: startNote },
   readiness: { step: 'readiness', activity: 'pollReadiness', label: '7/9 readiness', title: 'step 7/9 readiness', script: 'readiness', preset: 'readiness-wait', plan: '7. probe /v1/models until 200 (one probe per poll)' },
   verify: { step: 'verify', activity: 'verifyServer', label: '8/9 verify', title: 'step 8/9 verify', script: 'verify', preset: 'quick', plan: '8. verify model name, max_model_len, KV cache line, pulse-proof', note: verifyNote, verdict: verifyVerdict },
@@ -179,7 +186,7 @@ function smokeVerdict(r: unknown): string | null {
  */
 export const ROLLOUT_STEPS = {
   guard: { step: 'guard', activity: 'guardRolloutStep', label: 'availability guard', title: 'availability guard: the model keeps an enabled endpoint while the step runs', script: null, preset: 'rollout-state' },
-  plan: { step: 'plan', activity: 'planRolloutNode', label: 'node plan', title: "the node's plan, made by the worker from its own files", script: null, preset: 'rollout-state' },
+  plan: { step: 'plan', activity: 'planRolloutNode', label: 'node plan', title: "the node's plan, made by the worker from its own files", script: null, preset: 'rollout-state', bookkeeping: true },
   smoke: { step: 'smoke', activity: 'smokeRolloutNode', label: 'gate: one smoke request', title: 'gate: one smoke request answers', script: 'smoke', preset: 'rollout-gate', plan: 'one smoke request answers', note: smokeNote, verdict: smokeVerdict },
 } as const satisfies Record<string, StepDef>;
 

@@ -3,6 +3,7 @@ import type { ReadinessProbe, ReadinessSeen, UpPlan, VerifyResult } from '../mod
 import { PulseError } from '../errors.js';
 import type { NodeSession, RemoteResult } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
+import { failureOf } from '../node/outcome.js';
 import { readinessInputs, verifyInputs } from './inputs.js';
 import { kvCacheSummary } from './kv-cache.js';
 import { readServerLog } from '../vllm/phase.js';
@@ -25,9 +26,10 @@ export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: 
   const first: Record<string, string> = seen ? { PULSE_SEEN_ID: seen.containerId, PULSE_SEEN_RESTARTS: String(seen.restartCount) } : {};
   // A wait that follows the log has the phase from the stream: the probe skips the tail.
   const noTail: Record<string, string> = noLogTail ? { PULSE_NO_LOG_TAIL: '1' } : {};
-  const result = await runStep(session, 'readiness', { ...readinessInputs(plan), ...first, ...noTail }, opts, [SCRIPT_EXIT.notReady]).catch((e: unknown) => {
+  const result = await runStep(session, 'readiness', { ...readinessInputs(plan), ...first, ...noTail }, opts, [SCRIPT_EXIT.notReady, SCRIPT_EXIT.precondition]).catch((e: unknown) => {
     throw withKeyHint(e);
   });
+  if (result.exitCode === SCRIPT_EXIT.precondition) throw diedOrMissing(result);
   const r = lastRecord(result, 'readiness');
   const c = lastRecord(result, 'container');
   const id = str(c, 'id');
@@ -39,6 +41,20 @@ export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: 
     ready: result.exitCode === 0 && bool(r, 'ready'), httpStatus: num(r, 'httpStatus'), detail: str(r, 'detail') ?? 'no answer', container,
     ...(log ? { phase: log.phase, lastLine: log.lastLine } : {}),
   };
+}
+
+/**
+ * A readiness probe the script refused: with a container record, the server this deploy started exited, died, was
+ * replaced or restarted before it served. That is "not ready", for good (no retry of the wait can change it), not a
+ * precondition of the node; without one (no curl on the node) it is the precondition the script says.
+ */
+function diedOrMissing(result: RemoteResult): PulseError {
+  const err = failureOf(result) ?? new PulseError('precondition', `${result.node}: step readiness failed`);
+  // A container docker left `created` (its start failed: a mount, the image) is the node's precondition, not the server.
+  const c = lastRecord(result, 'container');
+  if (!c || str(c, 'status') === 'created') return err;
+  const why = [...result.records].reverse().find((r) => r.kind === 'error' && typeof r.message === 'string')?.message as string | undefined;
+  return new PulseError('not-ready', `${result.node}: the server will not become ready: ${why ?? 'its container ended'}`, { final: true });
 }
 
 interface ModelsAnswer {

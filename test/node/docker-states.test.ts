@@ -56,8 +56,10 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
+/** A server that died before it served: not ready for good (issue 30 item 3: never a precondition, exit 7 not 5). */
 const precondition = (e: PulseError, re: RegExp) => {
-  assert.equal(e.kind, 'precondition', e.message);
+  assert.equal(e.kind, 'not-ready', e.message);
+  assert.equal(e.final, true, 'no retry of the wait');
   assert.match(e.message, re);
 };
 
@@ -89,7 +91,7 @@ describe('node steps on docker states and exits (ssh)', () => {
   test('readiness fails fast, with the state and the exit in words, on an exited and on a dead container', async () => {
     n.setFailure('crash-at-start');
     await startServer(s, p, 'docker-exited-1');
-    precondition(await firstFailure(), /container vllm-qwen38 is exited \(exit 1: the server failed \(see docker logs\)\) before \/v1\/models answered; see docker logs vllm-qwen38/);
+    precondition(await firstFailure(), /container vllm-qwen38 is exited \(exit 1: the server failed\) before \/v1\/models answered$/);
     n.setControl({ removeFailures: 1 });
     n.exec(`docker rm -f ${n.containerName} >/dev/null 2>&1 || true`);
     assert.equal(state(), 'dead');
@@ -103,7 +105,7 @@ describe('node steps on docker states and exits (ssh)', () => {
     n.setRestartPolicy('on-failure');
     try {
       await startServer(s, p, 'docker-restart-1');
-      precondition(await firstFailure(), /container vllm-qwen38 restarted during the readiness wait \(restart count \d+ → \d+, now (running|restarting; last exit 1: the server failed \(see docker logs\))\): its restart policy restarts a server that dies before it serves/);
+      precondition(await firstFailure(), /container vllm-qwen38 restarted during the readiness wait \(restart count \d+ → \d+, now (running|restarting; last exit 1: the server failed)\): its restart policy restarts a server that dies before it serves/);
       const e = await firstFailure({ containerId: 'f'.repeat(64), restartCount: 0 });
       precondition(e, /container vllm-qwen38 was replaced during the readiness wait \(id ffffffffffff → [0-9a-f]{12}\)/);
     } finally {

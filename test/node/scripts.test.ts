@@ -76,9 +76,9 @@ test('exit codes map to PulseError kinds with node, step, meaning and stderr tai
   const kinds = [[10, 'refused'], [11, 'precondition'], [12, 'temporary'], [13, 'not-ready'], [1, 'script'], [127, 'script']] as const;
   for (const [code, kind] of kinds) assert.equal(failureOf({ ...base, exitCode: code })?.kind, kind, String(code));
   const e = failureOf({ ...base, exitCode: 1, stderrTail: 'a\nb\nstop.sh: boom\n', records: [{ kind: 'error', message: 'stop.sh exited 1' }] });
-  assert.equal(e?.message, 'spark2: step stop: exit 1 (script failed): stop.sh exited 1: stderr: a | b | stop.sh: boom');
+  assert.equal(e?.message, 'spark2: step stop: the script failed (shell status 1): stop.sh exited 1: stderr: a | b | stop.sh: boom');
   assert.match(failureOf({ ...base, exitCode: null, signal: 'SIGKILL' })?.message ?? '', /killed by SIGKILL/);
-  assert.match(failureOf({ ...base, exitCode: 11, records: [{ kind: 'error', message: 'image missing' }] })?.message ?? '', /exit 11 \(precondition failed\): image missing/);
+  assert.match(failureOf({ ...base, exitCode: 11, records: [{ kind: 'error', message: 'image missing' }] })?.message ?? '', /^spark2: step stop: precondition failed: image missing$/);
 });
 
 test('prelude reports the process group first, and the exit-code constants match SCRIPT_EXIT', () => {
