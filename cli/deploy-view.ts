@@ -59,7 +59,7 @@ export function deployView(req: ShowRequest): DeployView {
       else {
         facts = await wayOut(o, req);
         const { failureBlockLines } = await import('./failure-block.js');
-        p.outcome(o, end.ref.what, facts ? failureBlockLines(facts) : []);
+        p.outcome(o, end.ref.what, facts ? failureBlockLines(facts) : [], facts?.status?.env?.path ?? null);
       }
       // The log of the worker pulse ran for it: in this process, or the background one beside the embedded server.
       if (o.kind === 'closed' && !o.result?.ok && (end.ranWorker || end.background !== null)) p.line(`  worker log: ${workerLogPath()}`);

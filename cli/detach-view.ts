@@ -6,13 +6,19 @@
  */
 import type { DetachedWorker, FollowEnd } from './deploy-client/index.js';
 
-/** How to follow, cancel and roll back the deploy of `node`. */
+/**
+ * How to follow, cancel and roll back the deploy of `node`. Rolling back an up is `pulse model rollback`, which puts
+ * back the exact bytes of the .env the up replaced (never `up <profile>` again: that renders anew, and it named the
+ * very profile being deployed when the node already ran it); a node that was down before goes back with `down`.
+ */
 export function detachWayOut(node: string, rollbackHint: string | null, protectedNode: boolean): string[] {
+  const yes = protectedNode ? ' --yes' : '';
+  const back = rollbackHint === null ? null : rollbackHint.startsWith('pulse model down ') ? rollbackHint : `pulse model rollback --node ${node}${yes}`;
   return [
     `follow it: pulse model watch --node ${node}`,
-    `cancel it: pulse model cancel --node ${node}${protectedNode ? ' --yes' : ''}   (the node is then marked failed; its endpoint stays disabled)`,
-    rollbackHint
-      ? `roll back: ${rollbackHint}   (once it has ended; cancel it first to stop it now)`
+    `cancel it: pulse model cancel --node ${node}${yes} --wait   (it stops what it started; the node is then marked failed and its endpoint stays disabled)`,
+    back
+      ? `roll back: ${back}   (once it has ended: the .env it replaced, byte for byte; cancel it first to stop it now)`
       : `roll back: nothing earlier is saved for ${node}; pulse model history --node ${node} lists what ran`,
   ];
 }

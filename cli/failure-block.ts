@@ -6,6 +6,7 @@
  * a node that does not answer is said so, never thrown.
  */
 import type { DeployResult } from '../runtime/model/index.js';
+import { goBackCommand } from './progress-printer.js';
 import type { NodeStatus } from '../runtime/status/types.js';
 import type { LogsSource } from '../runtime/status/logs.js';
 
@@ -140,7 +141,7 @@ export function failureJson(r: DeployResult, facts: FailureFacts | null): Failur
     message: step !== null && error.startsWith(`${step}: `) ? error.slice(step.length + 2) : error,
     compensated: r.compensated === true ? { nodeMarkedFailed: true, endpointDisabled: true } : null,
     backupPath: r.backupPath,
-    rollbackCommand: r.rollback?.ok ? null : r.rollbackCommand,
+    rollbackCommand: r.rollback?.ok ? null : goBackCommand(r, facts?.status?.env?.path ?? null),
     node: facts === null ? null : {
       answered: facts.status?.answered === true,
       problem: facts.problem,

@@ -72,6 +72,8 @@ export interface CancelOptions extends NodeOnlyOptions {
   yes: boolean;
   /** A rollout: cancel the running node too, not only the nodes after it. */
   now?: boolean;
+  /** Wait until the deploy and its compensation have ended, then say how it ended. */
+  wait?: boolean;
 }
 
 export interface HistoryOptions extends GlobalOptions {

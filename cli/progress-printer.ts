@@ -7,6 +7,7 @@
 import type { DeployResult, ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
 import { about, slowerThanUsual } from '../runtime/vllm/readiness-eta.js';
 import { duration as durationOf } from '../runtime/format.js';
+import { FAILURES } from '../runtime/failures.js';
 import { hasServerView, plainWaitLine, waitLine, type WaitLineInput } from './wait-line.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { colourOn, LiveLine, paint, plainText, type Out } from './live-line.js';
@@ -22,6 +23,8 @@ export interface RawOut {
 export interface PrinterOptions {
   /** --quiet: no step, wait or progress lines; the result block, notes of trouble and errors stay. */
   quiet?: boolean;
+  /** --verbose: also the lines of pulse's bookkeeping steps (plan check, node lock, state writes). */
+  verbose?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -38,14 +41,20 @@ function secs(ms: number): string {
  * number of probes so far ("attempt" is kept for Temporal's retries of a step, as the Temporal UI uses it).
  */
 export function formatWait(p: WaitProgress): string {
+  return `  … ${p.step}: ${waitTail(p)}`;
+}
+
+/** A wait's time against its deadline, the last answer and the probe count. */
+function waitTail(p: WaitProgress): string {
   const answer = plainText(p.lastAnswer || '-').replace(/\n/g, ' ');
-  return `  … ${p.step}: ${durationOf(p.elapsedS)} of ${durationOf(p.timeoutS)}, last answer ${answer} (probe ${p.attempt})`;
+  return `${durationOf(p.elapsedS)} of ${durationOf(p.timeoutS)}, last answer ${answer} (probe ${p.attempt})`;
 }
 
 export class ProgressPrinter {
   private readonly live: LiveLine | null;
   private readonly colour: boolean;
   private readonly quiet: boolean;
+  private readonly verbose: boolean;
   /** Off a terminal: the phase of the last wait line printed, and when. */
   private plainPhase: string | null = null;
   private plainAt = 0;
@@ -54,6 +63,12 @@ export class ProgressPrinter {
   private running: string | null = null;
   private estimate: ReadinessEstimate | null = null;
   private slowSaid = false;
+  /** Step lines inside a section (the auto-rollback's steps under the up's) are indented by this. */
+  private indent = '';
+  /** The messages of the ✗ lines printed so far: the closing line does not print the same cause again. */
+  private readonly failures: string[] = [];
+  /** What the live line shows now (redrawn under a note that comes while a step runs). */
+  private liveText: string | ((width: number) => string) | null = null;
 
   /** `raw`: print each finished step's raw records there (--verbose); null prints none. */
   constructor(
@@ -65,12 +80,21 @@ export class ProgressPrinter {
     this.live = out.isTTY ? new LiveLine(out) : null;
     this.colour = colourOn(out, opts.env);
     this.quiet = opts.quiet === true;
+    this.verbose = opts.verbose === true || raw !== null;
   }
 
   /** Writes a line as given (its own colour), after clearing the live line. */
   private emit(text: string): void {
     this.live?.clear();
     this.out.write(`${text}\n`);
+    // A note in the middle of a step: the step's live line comes back under it.
+    if (this.live && this.running !== null && this.liveText !== null) this.live.show(this.liveText);
+  }
+
+  /** The live line (a terminal only): the running step, or its wait. */
+  private showLive(text: string | ((width: number) => string)): void {
+    this.liveText = text;
+    this.live?.show(text);
   }
 
   /** Writes a line of text that may come from elsewhere: control characters dropped. */
@@ -97,19 +121,50 @@ export class ProgressPrinter {
     this.emit(`  ${paint(this.colour, 'warn', '!')} ${plainText(text)}`);
   }
 
-  stepStarted(name: string): void {
-    if (this.quiet) return;
+  /**
+   * A step began. On a terminal its `→` line is the live line, which its `✓` replaces in place (one line per step);
+   * off a terminal (a log) the `→` line stays, so the log says when each step began. A bookkeeping step shows
+   * nothing unless --verbose (or it fails).
+   */
+  stepStarted(name: string, bookkeeping = false): void {
+    if (this.quiet || (bookkeeping && !this.verbose)) return;
     this.plainPhase = null; // a new step: its first wait line is a phase change
     this.running = plainText(name);
-    this.write(`→ ${name}`);
+    if (this.live) this.showLive(`${this.indent}→ ${this.running}`);
+    else this.write(`${this.indent}→ ${name}`);
   }
 
-  stepEnded(name: string, outcome: 'ok' | 'failed' | 'cancelled', ms: number, message: string | null): void {
+  stepEnded(name: string, outcome: 'ok' | 'failed' | 'cancelled', ms: number, message: string | null, bookkeeping = false): void {
     if (this.quiet && outcome === 'ok') return;
+    if (bookkeeping && !this.verbose && outcome === 'ok') return;
+    if (this.running === plainText(name)) this.running = null;
     const mark = outcome === 'ok' ? paint(this.colour, 'ok', '✓') : paint(this.colour, 'bad', '✗');
     const word = outcome === 'ok' ? '' : `: ${paint(this.colour, 'bad', outcome)}`;
     const tail = outcome === 'ok' ? (message ? `: ${plainText(message)}` : '') : `${word}${message ? `: ${plainText(message)}` : ''}`;
-    this.emit(`${mark} ${plainText(name)} (${secs(ms)})${tail}`);
+    if (outcome !== 'ok' && message) this.failures.push(plainText(message));
+    this.emit(`${this.indent}${mark} ${plainText(name)} (${secs(ms)})${tail}`);
+  }
+
+  /**
+   * A section of its own under the deploy (the auto-rollback, a child workflow): its title line, then its steps and
+   * its live line indented until `endSection`.
+   */
+  section(title: string): void {
+    this.running = null;
+    this.emit(plainText(title));
+    this.indent = '  ';
+  }
+
+  endSection(text: string | null): void {
+    this.running = null;
+    this.indent = '';
+    if (text !== null) this.emit(text);
+  }
+
+  /** Whether a ✗ line already printed this cause (`<step>: <message>` or the message itself). */
+  private shown(cause: string): boolean {
+    const c = plainText(cause);
+    return this.failures.some((m) => c === m || c.endsWith(`: ${m}`));
   }
 
   /** --verbose: a finished step's raw records, right under its end line, as `status --verbose` prints them, indented. */
@@ -132,35 +187,36 @@ export class ProgressPrinter {
       this.serverWait(p);
       return;
     }
-    const text = formatWait(p);
     if (this.live) {
-      this.live.show(text);
+      // One line per step: the running step's line, with its wait.
+      this.showLive(this.running ? `${this.indent}→ ${this.running}  ${waitTail(p)}` : `${this.indent}${formatWait(p)}`);
       return;
     }
+    const text = formatWait(p);
     const phase = p.step;
     if (phase === this.plainPhase && this.now() - this.plainAt < PLAIN_HEARTBEAT_MS) return;
     this.plainPhase = phase;
     this.plainAt = this.now();
-    this.write(text);
+    this.write(`${this.indent}${text}`);
   }
 
   /** The readiness wait with the server's phase and the estimate (cli/wait-line.ts); off a terminal once per phase. */
   private serverWait(p: WaitProgress): void {
-    const input: WaitLineInput = { name: this.running ?? `${p.step}`, wait: p, estimate: this.estimate };
+    const input: WaitLineInput = { name: `${this.indent}${this.running ?? p.step}`, wait: p, estimate: this.estimate };
     if (!this.slowSaid && slowerThanUsual(this.estimate, p.elapsedS) && this.estimate?.estimateS) {
       this.slowSaid = true;
       const words = `${input.name}: ${durationOf(p.elapsedS)} so far, longer than usual here (${about(this.estimate.estimateS)} from ${this.estimate.samples} earlier start${this.estimate.samples === 1 ? '' : 's'})`;
       this.emit(`  ${paint(this.colour, 'warn', `! ${plainText(words)}`)}`);
     }
     if (this.live) {
-      this.live.show((width) => waitLine(input, width));
+      this.showLive((width) => waitLine(input, width));
       return;
     }
     const phase = `${p.step}:${p.phase?.id ?? (p.lastLine ? 'log' : '')}`;
     if (phase === this.plainPhase && this.now() - this.plainAt < PLAIN_HEARTBEAT_MS) return;
     this.plainPhase = phase;
     this.plainAt = this.now();
-    this.write(plainWaitLine(input));
+    this.write(`${this.indent}${plainWaitLine(input)}`);
   }
 
   /** Said once per attempt: a step failed and Temporal retries it (attempt N is Temporal's count). */
@@ -175,11 +231,12 @@ export class ProgressPrinter {
    * The closing block: result, notes, warnings, then on a failure `wayOut` (cli/failure-block.ts: the container,
    * the logs), the backup and the rollback command.
    */
-  outcome(o: FollowOutcome, what: string, wayOut: readonly string[] = []): void {
+  outcome(o: FollowOutcome, what: string, wayOut: readonly string[] = [], liveEnv: string | null = null): void {
+    this.running = null;
     this.live?.clear();
     if (o.kind === 'detached') return;
     const r = o.result;
-    if (r) this.result(r, what, wayOut);
+    if (r) this.result(r, what, wayOut, liveEnv);
     else {
       this.emit(`${what}: ${paint(this.colour, o.status === 'completed' ? 'ok' : 'bad', o.status)}${o.error ? `: ${plainText(o.error)}` : ''}`);
       for (const l of wayOut) this.write(`  ${l}`);
@@ -189,22 +246,61 @@ export class ProgressPrinter {
 
   /** The follow ended: stop redrawing on resize. */
   close(): void {
+    this.running = null;
     this.live?.clear();
     this.live?.close();
   }
 
-  private result(r: DeployResult, what: string, wayOut: readonly string[]): void {
+  private result(r: DeployResult, what: string, wayOut: readonly string[], liveEnv: string | null): void {
     const mode = r.mode === 'same-identity' ? ' (same .env already running: steps 1, 7, 8, 9)' : '';
-    const head = r.ok
-      ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`
-      : r.rollback
-        ? `${what}: ${paint(this.colour, 'bad', 'failed')}: ${plainText(r.error ?? '')}${r.rollback.ok ? '' : ` (node ${r.state})`}`
-        : `${what}: ${paint(this.colour, 'bad', 'FAILED')}, node ${r.state}${r.error ? `: ${plainText(r.error)}` : ''}`;
-    this.emit(head);
+    this.emit(r.ok ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}` : this.failedHead(r, what));
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
+    if (r.halted) this.write(`  the server this up had started was stopped: it does not go on to serve ${r.profile ?? 'the abandoned profile'}`);
     if (!r.ok) for (const l of wayOut) this.write(`  ${l}`);
     if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
-    if (!r.ok && r.rollbackCommand && !r.rollback?.ok) this.write(`  to go back: ${r.rollbackCommand}`);
+    const back = goBackCommand(r, liveEnv);
+    if (!r.ok && back && !r.rollback?.ok) this.write(`  to go back: ${back}`);
   }
+
+  /**
+   * The FAILED line: the cause once (a ✗ line above already said it: then only where), and what the auto-rollback
+   * did. The cause is the deploy's first error; the rollback's own failure is its section's ✗ line.
+   */
+  private failedHead(r: DeployResult, what: string): string {
+    const cause = causeOf(r);
+    const step = r.steps.find((s) => !s.ok)?.step ?? null;
+    const above = this.shown(cause);
+    const bad = paint(this.colour, 'bad', r.errorType === FAILURES.cancelled.type ? 'CANCELLED' : 'FAILED');
+    const head = above ? `${what}: ${bad}${step ? ` at ${step}` : ''} (cause above), node ${r.state}` : `${what}: ${bad}, node ${r.state}: ${plainText(cause)}`;
+    if (!r.rollback) return head;
+    if (r.rollback.ok) {
+      const after = r.rollback.servingAfterS === null ? '' : `, serving again ${r.rollback.servingAfterS} s after the stop`;
+      return `${head}; auto-rollback: ${r.rollback.profile ?? 'the previous .env'} is back${after}`;
+    }
+    const why = r.rollback.error && !this.shown(r.rollback.error) ? `: ${plainText(r.rollback.error)}` : ' (see its section)';
+    return `${head}; the auto-rollback failed too${why}`;
+  }
+}
+
+/** The deploy's first error, without what the auto-rollback appended (workflows/auto-rollback.ts). */
+export function causeOf(r: DeployResult): string {
+  const e = r.error ?? 'deploy failed';
+  if (!r.rollback) return e;
+  const cut = [e.lastIndexOf('; rolled back to '), e.lastIndexOf('; rollback failed too: ')].filter((i) => i >= 0);
+  return cut.length > 0 ? e.slice(0, Math.min(...cut)) : e;
+}
+
+/**
+ * What really goes back after a failed up: `pulse model rollback --to <file>` restores a .env's exact bytes and starts
+ * them: the backup the up's write step made, or, when it wrote none (it failed before the write, or the .env was the
+ * same), the live .env (`liveEnv`, read from the node), which is still the one that ran before. Never `up <profile>`:
+ * that renders anew, and named the very profile being deployed when the node already ran it. Without either file,
+ * the workflow's command.
+ */
+export function goBackCommand(r: DeployResult, liveEnv: string | null = null): string | null {
+  if (r.action !== 'up' || r.ok || r.rollbackCommand === null) return r.rollbackCommand;
+  const yes = r.rollbackCommand.endsWith(' --yes') ? ' --yes' : '';
+  const file = r.backupPath ?? liveEnv;
+  return file ? `pulse model rollback --node ${r.node} --to ${file}${yes}` : r.rollbackCommand;
 }

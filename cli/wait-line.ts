@@ -2,9 +2,11 @@
  * The readiness wait as one line (issue 18 items 2, 3): the step, a bar of the time waited against the estimate
  * from earlier starts, the server's own phase (or its log's last line while no phase is known), and the time:
  *
- *   7/9 readiness on spark2  ▕████████▌     ▏ 61%  loading weights 23/38  9m12s of ~15m
+ *   7/9 readiness on spark2  ▕████████▌     ▏ 61%  loading weights 23/38  9m12s of 35m00s, usually ~15m
  *
- * fitted to a width by leaving out the least useful parts first (the bar, then the estimate), never wrapped; the
+ * with `no change for 24s` after the phase when the server has not moved for STALL_S; the time is always against
+ * the wait's deadline (`--timeout-s`). Fitted to a width by leaving out the least useful parts first (the bar, the
+ * estimate, the stall), never the deadline while the step's name and the phase fit; never wrapped; the
  * live line (cli/live-line.ts) cuts whatever is still too long. Off a terminal the same words come without the bar.
  */
 import type { ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
@@ -47,36 +49,60 @@ function shareOf(w: WaitProgress, e: ReadinessEstimate | null): number | null {
   return Math.min(0.99, w.elapsedS / e.estimateS);
 }
 
+/** A wait whose server has not moved (phase, log line) for this long says so on its line. */
+export const STALL_S = 20;
+
+/** `no change for 24s` when the server's phase and log have not moved for STALL_S or more, else null. */
+export function stallWords(w: WaitProgress): string | null {
+  if (typeof w.movedAtS !== 'number') return null;
+  const still = w.elapsedS - w.movedAtS;
+  return still >= STALL_S ? `no change for ${duration(still)}` : null;
+}
+
+/** The time waited against the deadline (`--timeout-s`), and, when `long`, what it usually takes here. */
 function timeWords(w: WaitProgress, e: ReadinessEstimate | null, long: boolean): string {
-  if (e && e.estimateS !== null) return `${duration(w.elapsedS)} of ${about(e.estimateS)}`;
-  if (e && long) return `${duration(w.elapsedS)}, first start of this profile here`;
-  return `${duration(w.elapsedS)} of ${duration(w.timeoutS)} budget`;
+  const t = `${duration(w.elapsedS)} of ${duration(w.timeoutS)}`;
+  if (!long || !e) return t;
+  return e.estimateS !== null ? `${t}, usually ${about(e.estimateS)}` : `${t}, first start of this profile here`;
 }
 
 /** The line's variants from the fullest to the shortest; the first that fits `width` columns is shown. */
 export function waitLineVariants(i: WaitLineInput): string[] {
   const share = shareOf(i.wait, i.estimate);
   const words = serverWords(i.wait);
+  const stall = stallWords(i.wait);
+  const still = stall ? `  ${stall}` : '';
   const pct = share === null ? null : `${Math.floor(share * 100)}%`;
+  const long = timeWords(i.wait, i.estimate, true);
+  const short = timeWords(i.wait, i.estimate, false);
   const out: string[] = [];
-  if (pct !== null) out.push(`${i.name}  ${bar(share ?? 0)} ${pct}  ${words}  ${timeWords(i.wait, i.estimate, true)}`);
-  if (pct !== null) out.push(`${i.name}  ${pct}  ${words}  ${timeWords(i.wait, i.estimate, true)}`);
-  else out.push(`${i.name}  ${words}  ${timeWords(i.wait, i.estimate, true)}`);
-  out.push(`${i.name}  ${words}  ${duration(i.wait.elapsedS)}`);
-  out.push(`${i.name}  ${words}`);
+  if (pct !== null) out.push(`${i.name}  ${bar(share ?? 0)} ${pct}  ${words}${still}  ${long}`);
+  if (pct !== null) out.push(`${i.name}  ${pct}  ${words}${still}  ${long}`);
+  else out.push(`${i.name}  ${words}${still}  ${long}`);
+  if (pct !== null) out.push(`${i.name}  ${pct}  ${words}${still}  ${short}`);
+  out.push(`${i.name}  ${words}${still}  ${short}`);
   return out;
 }
 
-/** The fullest variant that fits `width` columns (the shortest one cut to it when none does). */
+/**
+ * The fullest variant that fits `width` columns; else the phase's words cut so that the stall and the deadline
+ * still fit (they say more at 3 a.m. than the end of a long phase name); else the shortest, cut.
+ */
 export function waitLine(i: WaitLineInput, width: number): string {
   const variants = waitLineVariants(i);
   const fit = variants.find((v) => columnsOf(v) <= width);
-  return fit ?? cut(variants.at(-1) ?? '', width);
+  if (fit) return fit;
+  const stall = stallWords(i.wait);
+  const tail = `${stall ? `  ${stall}` : ''}  ${timeWords(i.wait, i.estimate, false)}`;
+  const room = width - columnsOf(i.name) - 2 - columnsOf(tail);
+  if (room >= 12) return `${i.name}  ${cut(serverWords(i.wait), room)}${tail}`;
+  return cut(`${i.name}  ${serverWords(i.wait)}`, width);
 }
 
 /** Off a terminal: the same words without the bar, one line. */
 export function plainWaitLine(i: WaitLineInput): string {
   const share = shareOf(i.wait, i.estimate);
   const pct = share === null ? '' : ` ${Math.floor(share * 100)}%,`;
-  return `  … ${i.name}:${pct} ${serverWords(i.wait)}, ${timeWords(i.wait, i.estimate, true)}`;
+  const stall = stallWords(i.wait);
+  return `  … ${i.name}:${pct} ${serverWords(i.wait)}${stall ? ` (${stall})` : ''}, ${timeWords(i.wait, i.estimate, true)}`;
 }

@@ -1,6 +1,7 @@
 /**
- * `pulse model cancel --node <node>`: request cancellation of the deploy that holds the node. The workflow then
- * compensates (node failed, endpoint disabled) in a non-cancellable scope; `watch` shows it finish. That changes the
+ * `pulse model cancel --node <node> [--wait]`: request cancellation of the deploy that holds the node. The workflow
+ * then stops the server it had started (if its start began) and compensates (node failed, endpoint disabled) in a
+ * non-cancellable scope; `--wait` (or `watch`) shows it finish. That changes the
  * live node's state and gateway endpoint, so a protected node needs --yes, like up and down.
  */
 import type { CancelOptions } from '../options.js';
@@ -61,7 +62,7 @@ export function cancelText(r: CancelReport): string {
   }
   const lines = [
     `cancel requested: ${r.deploy.what} (workflow ${r.deploy.workflowId}, run ${r.deploy.runId})`,
-    'the deploy now stops its step and, if it had begun the stop step, marks the node failed and disables its endpoint',
+    'the deploy now stops its step; if its start had begun it stops that server, and if its stop step had begun it marks the node failed and disables its endpoint',
     `follow it: pulse model watch --node ${r.node}`,
   ];
   if (r.ui) lines.push(`Temporal UI: ${r.ui}`);
@@ -91,7 +92,28 @@ async function cancelOn(opts: CancelOptions): Promise<CancelReport> {
   }
 }
 
+/**
+ * --wait: follow the cancelled deploy to its end (quietly: its failed steps and how it ended, with the failure block),
+ * running a worker here if none serves, so the compensation really runs. Exit 0 when it ended cancelled, else the
+ * deploy's own exit code (it finished, or failed, before the cancel reached it).
+ */
+async function waitForEnd(opts: CancelOptions, r: CancelReport): Promise<number> {
+  const { followWith } = await import('../deploy-client/index.js');
+  const { deployView } = await import('../deploy-view.js');
+  const { FAILURES } = await import('../../runtime/failures.js');
+  const t = await connectTemporal(opts);
+  try {
+    const view = deployView({ node: opts.node, json: opts.json, verbose: opts.verbose, quiet: true, nodes: opts.nodes });
+    const code = await followWith(t, r.deploy, { verbose: opts.verbose, nodes: opts.nodes, closed: false }, view);
+    return code === FAILURES.cancelled.exit ? 0 : code;
+  } finally {
+    await t.close();
+  }
+}
+
 export async function run(opts: CancelOptions): Promise<number> {
-  process.stdout.write(cancelText(await cancelOn(opts)));
-  return 0;
+  const report = await cancelOn(opts);
+  if (!opts.json || !opts.wait) process.stdout.write(cancelText(report));
+  if (!opts.wait || report.rollout) return 0;
+  return waitForEnd(opts, report);
 }

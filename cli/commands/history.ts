@@ -1,4 +1,5 @@
 /** `pulse model history [--node] [--limit] [--json]`: past deploys from Temporal visibility, newest first. */
+import { FAILURES } from '../../runtime/failures.js';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
 import type { DeployResult, WatchdogOutcome } from '../../runtime/model/index.js';
@@ -70,7 +71,8 @@ function outcomeOf(r: unknown): Outcome | null {
   }
   if (!r || typeof r !== 'object' || !('ok' in r)) return null;
   const d = r as DeployResult;
-  const result = d.ok ? `ok (${d.state})` : `failed (${d.state})${d.error ? `: ${d.error}` : ''}`;
+  const word = d.errorType === FAILURES.cancelled.type ? 'cancelled' : 'failed';
+  const result = d.ok ? `ok (${d.state})` : `${word} (${d.state})${d.error ? `: ${d.error}` : ''}`;
   return { result, ok: d.ok, nodeState: d.state, error: d.error, undid: d.undid ?? null };
 }
 
@@ -139,6 +141,8 @@ export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 
   const why = r.error ? `: ${onceWorded(r.error)}` : '';
   if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
   const node = r.nodeState === 'failed' ? 'node marked failed' : r.nodeState === 'unchanged' ? 'node unchanged' : `node ${r.nodeState ?? '?'}`;
+  // A cancel ends the workflow as failed (DeployCancelled): its outcome, or its result's word, says it was a cancel.
+  if (r.outcome === 'cancelled' || r.result.startsWith('cancelled')) return `CANCELLED; ${node}`;
   return `FAILED; ${node}${why}`;
 }
 

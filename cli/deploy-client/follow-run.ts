@@ -32,6 +32,7 @@ export interface HistoryEventLike {
   workflowExecutionTimedOutEventAttributes?: object | null;
   workflowExecutionContinuedAsNewEventAttributes?: { newExecutionRunId?: string | null } | null;
   workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
+  childWorkflowExecutionStartedEventAttributes?: { workflowExecution?: { workflowId?: string | null; runId?: string | null } | null } | null;
 }
 
 const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
@@ -91,6 +92,8 @@ function failureText(f: FailureLike | null | undefined, outermost = false): { me
 
 interface Scheduled {
   name: string;
+  /** pulse's bookkeeping (catalog StepDef.bookkeeping): its line only with --verbose or on a failure. */
+  bookkeeping: boolean;
   at: number;
   type: string;
   activityId: string;
@@ -137,8 +140,9 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
   if (sched) {
     const summary = decodeFirst({ payloads: ev.userMetadata?.summary ? [ev.userMetadata.summary] : [] });
     const name = typeof summary === 'string' && summary ? summary : (sched.activityType?.name ?? 'step');
-    scheduled.set(num(ev.eventId), { name, at, type: sched.activityType?.name ?? '', activityId: sched.activityId ?? '' });
-    p.stepStarted(name);
+    const bookkeeping = stepOfActivity(sched.activityType?.name ?? '', name)?.bookkeeping === true;
+    scheduled.set(num(ev.eventId), { name, bookkeeping, at, type: sched.activityType?.name ?? '', activityId: sched.activityId ?? '' });
+    p.stepStarted(name, bookkeeping);
     return null;
   }
   const end = ev.activityTaskCompletedEventAttributes ?? ev.activityTaskFailedEventAttributes ?? ev.activityTaskTimedOutEventAttributes ?? ev.activityTaskCanceledEventAttributes;
@@ -151,7 +155,7 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const wrong = done ? stepVerdict(s?.type ?? '', value, s?.name ?? null) : null;
     const outcome = done ? (wrong === null ? 'ok' : 'failed') : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const note = wrong ?? (done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null);
-    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note);
+    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note, s?.bookkeeping === true);
     p.rawRecords(rawOf(value));
     const estimate = estimateOf(value);
     if (estimate) p.readinessEstimate(estimate); // the 'starting' state step's answer (issue 18)
@@ -206,6 +210,8 @@ export async function followRun(client: Client, workflowId: string, runId: strin
         if (num(ev.eventId) <= seen) continue;
         seen = num(ev.eventId);
         if (ev.workflowExecutionStartedEventAttributes) plan = planOf(decodeFirst(ev.workflowExecutionStartedEventAttributes.input));
+        const child = ev.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
+        if (child?.workflowId && child.runId && (await followChild(client, child.workflowId, child.runId, opts)) === 'detached') return { kind: 'detached', ...plan };
         const outcome = applyEvent(ev, scheduled, opts.printer);
         if (outcome) return outcome;
       }
@@ -221,6 +227,26 @@ export async function followRun(client: Client, workflowId: string, runId: strin
     }
     await sleep(opts.pollMs ?? 1000, opts.signal);
   }
+}
+
+/**
+ * An up's auto-rollback (its one child workflow, workflows/auto-rollback.ts) as a section of its own: its title, its
+ * steps and live line indented, and how it ended. Read like the up, from the server's history.
+ */
+async function followChild(client: Client, workflowId: string, runId: string, opts: FollowOptions): Promise<'detached' | 'closed'> {
+  const p = opts.printer;
+  p.section(`↺ auto-rollback: back to the .env that ran before (workflow ${workflowId})`);
+  const o = await followRun(client, workflowId, runId, opts);
+  if (o.kind === 'detached') {
+    p.endSection(null);
+    return 'detached';
+  }
+  const r = o.result;
+  const end = r?.ok
+    ? `↺ auto-rollback: ok, ${r.profile ?? 'the previous .env'} serves again, node ${r.state}`
+    : `↺ auto-rollback: FAILED${r ? `, node ${r.state}` : `: ${o.error ?? o.status}`}`;
+  p.endSection(end);
+  return 'closed';
 }
 
 async function showPending(handle: ReturnType<Client['workflow']['getHandle']>, p: ProgressPrinter, scheduled: Map<number, Scheduled>): Promise<void> {

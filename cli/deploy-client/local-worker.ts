@@ -41,7 +41,8 @@ export async function ensureWorker(t: PulseTemporal, say: (line: string) => void
     const { ensureBackgroundWorker } = await import('./background.js');
     const bg = await ensureBackgroundWorker(t, { nodes: opts.nodes, gateway: !served.gateway });
     if ('pid' in bg) {
-      say(`no pulse worker polled task queue ${missing}: ${bg.reused ? 'the' : 'started a'} background pulse worker (pid ${bg.pid}) runs the deploy; it goes on if this terminal closes and exits after ${bg.idleS} s with no deploy (log: ${bg.logFile})`);
+      // One sentence: who runs the deploy, that closing the terminal does not stop it, and where its log is.
+      say(`${bg.reused ? 'The' : 'Started a'} background pulse worker (pid ${bg.pid}, log ${bg.logFile}) ${bg.reused ? 'runs' : 'to run'} this deploy; it goes on if this terminal closes and exits after ${bg.idleS} s idle.`);
       const { pidAlive } = await import('../../runtime/state/pid.js');
       return { background: bg.pid, alive: () => pidAlive(bg.pid), stop: async () => undefined };
     }

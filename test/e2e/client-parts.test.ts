@@ -52,7 +52,7 @@ test('a failed result shows the error, warnings, the backup path and the rollbac
   new ProgressPrinter(out).outcome({ kind: 'closed', status: 'failed', result: r, error: 'readiness: not ready', errorType: 'DeployFailed' }, 'up best on n');
   assert.equal(out.text, [
     'up best on n: FAILED, node failed: readiness: not ready', '  warning: w1', '  pulse-client: note',
-    '  backup of the previous .env: /r/.env.pulse-bak-1', '  to go back: pulse model up datagen --node n', '',
+    '  backup of the previous .env: /r/.env.pulse-bak-1', '  to go back: pulse model rollback --node n --to /r/.env.pulse-bak-1', '',
   ].join('\n'));
 });
 

@@ -131,8 +131,11 @@ test('cancel stops the deploy, which compensates: node failed, the CLI says so a
   assert.match(c.stdout, /cancel requested: up best on nodeD/);
   const w = await watch.done;
   assert.notEqual(w.code, 0);
-  assert.match(w.stdout, /up best on nodeD: FAILED, node failed/);
-  assert.match(w.stdout, /to go back: pulse model up datagen --node nodeD/);
+  // Issue 30 item 6: a cancel reads as one, and the server its start had begun is stopped before the node is marked failed.
+  assert.match(w.stdout, /^up best on nodeD: CANCELLED, node failed: readiness: deploy cancelled by request$/m);
+  assert.match(w.stdout, /^✓ stop the half-started server on nodeD \(/m);
+  assert.match(w.stdout, /the server this up had started was stopped: it does not go on to serve best/);
+  assert.match(w.stdout, /to go back: pulse model rollback --node nodeD --to \/recipes\/nodeD\/\.env\.pulse-bak-/);
   assert.equal(recorded.get('nodeD')?.failed.length, 1);
   const again = await runCli(['model', 'cancel', '--node', 'nodeD'], env);
   assert.equal(again.code, 2);
@@ -140,7 +143,7 @@ test('cancel stops the deploy, which compensates: node failed, the CLI says so a
   const replay = await runCli(['model', 'watch', '--node', 'nodeD'], env);
   assert.notEqual(replay.code, 0, 'watch of a failed deploy exits non-zero');
   assert.match(replay.stdout, /no deploy runs on nodeD now; the last one has ended:/);
-  assert.match(replay.stdout, /up best on nodeD: FAILED, node failed/);
+  assert.match(replay.stdout, /up best on nodeD: CANCELLED, node failed/);
   const never = await runCli(['model', 'watch', '--node', 'spark2'], env);
   assert.equal(never.code, 2);
   assert.match(never.stderr, /no deploy has run on spark2/);
@@ -151,9 +154,12 @@ test('a never-ready node ends failed with the backup path and the rollback comma
   const r = await runCli(['model', 'up', 'best', '--node', 'nodeE', '--timeout-s', '5'], env);
   assert.equal(r.code, 8, r.stdout + r.stderr); // Timeout
   assert.match(r.stdout, /✗ 7\/9 readiness on nodeE \((\d+\.\d|\d+)s\): failed: \/v1\/models not ready after 5 s/);
-  assert.match(r.stdout, /up best on nodeE: FAILED, node failed: readiness: \/v1\/models not ready after 5 s/);
+  // The cause once (issue 30 item 3): the ✗ line says it, the closing line says where.
+  assert.match(r.stdout, /^up best on nodeE: FAILED at readiness \(cause above\), node failed$/m);
+  assert.equal(r.stdout.split('/v1/models not ready after 5 s').length - 1, 1, r.stdout);
   assert.match(r.stdout, /backup of the previous \.env: \/recipes\/nodeE\/\.env\.pulse-bak-\d{8}T\d{6}Z/);
-  assert.match(r.stdout, /to go back: pulse model up datagen --node nodeE/);
+  // What really goes back: the exact bytes the up replaced (issue 30 item 5).
+  assert.match(r.stdout, /to go back: pulse model rollback --node nodeE --to \/recipes\/nodeE\/\.env\.pulse-bak-\d{8}T\d{6}Z$/m);
 });
 
 test('a retried step says which attempt runs and why the last one failed', async () => {
@@ -191,7 +197,7 @@ test('history --node lists the deploys of that node, newest first, with results 
   const text = await runCli(['model', 'history'], env);
   assert.match(text.stdout, /^STARTED \(UTC\) +DEPLOY +TOOK +RESULT$/m);
   assert.match(text.stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +up best on nodeE +\d+(\.\d)?s +FAILED; node marked failed: readiness: \/v1\/models not ready after 5 s/m);
-  assert.match(text.stdout, /up best on nodeD +\d+(\.\d)?s +FAILED; node marked failed: readiness: deploy cancelled/);
+  assert.match(text.stdout, /up best on nodeD +\d+(\.\d)?s +CANCELLED; node marked failed$/m);
   assert.doesNotMatch(text.stdout, /failed \(failed\)/);
   // one line per deploy, newest start first; the links only with --wide (issue 30 item 10)
   assert.doesNotMatch(text.stdout, /^ {4}http/m);

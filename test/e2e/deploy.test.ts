@@ -44,7 +44,7 @@ after(() => stopSimCli(sim, dir));
 test('up best reaches a verified server with one line per step, the background worker, state and the gateway file', async () => {
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], env);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /no pulse worker polled task queue pulse-deploy and pulse-gateway: started a background pulse worker \(pid \d+\) runs the deploy; it goes on if this terminal closes and exits after 300 s with no deploy \(log: .*logs\/worker\.log\)/);
+  assert.match(r.stdout, /^Started a background pulse worker \(pid \d+, log .*logs\/worker\.log\) to run this deploy; it goes on if this terminal closes and exits after 300 s idle\.$/m);
   for (const step of ['1/9 preflight', '3/9 stop', '4/9 memory wait', '5/9 write .env', '6/9 start', '7/9 readiness', '8/9 verify', '9/9 publish state']) {
     assert.match(r.stdout, new RegExp(`✓ ${step} on simA \\((\\d+\\.\\d|\\d+)s\\)`), step);
   }
@@ -128,7 +128,7 @@ test('Ctrl-C, then the terminal closes (SIGHUP to its process group): the deploy
   node.setReadyDelay(4000);
   const up = startCli(['model', 'up', 'best', '--node', 'simC'], env, { group: true });
   await waitForOutput(up, /→ 7\/9 readiness on simC/);
-  assert.match(up.output(), /started a background pulse worker \(pid \d+\)/);
+  assert.match(up.output(), /Started a background pulse worker \(pid \d+/);
   const pgid = up.child.pid!;
   const worker = backgroundWorkerPid(stateDir());
   assert.ok(worker !== null);
@@ -163,7 +163,7 @@ test('up --detach with no worker running: a background worker runs the deploy to
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /started up best on simB: workflow pulse-model-simB/);
   assert.match(r.stdout, /a background pulse worker \(pid (\d+)\) runs it beside the embedded server; it exits after 2 s with no deploy/);
-  assert.match(r.stdout, /follow it: pulse model watch --node simB\ncancel it: pulse model cancel --node simB .*\nroll back: pulse model up datagen --node simB/);
+  assert.match(r.stdout, /follow it: pulse model watch --node simB\ncancel it: pulse model cancel --node simB .*\nroll back: pulse model rollback --node simB {3}\(once it has ended: the \.env it replaced, byte for byte/);
   const pid = Number(/pid (\d+)\)/.exec(r.stdout)?.[1]);
   await until('the detached deploy on simB to succeed', async () => (await historyOf('simB'))[0]?.result === 'ok (up)', 120_000, { everyMs: 1000 });
   assert.equal(sim!.node('simB').startShCalls().length, starts + 1, 'start.sh ran once');

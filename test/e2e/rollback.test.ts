@@ -67,7 +67,10 @@ test('never ready with --auto-rollback: the node serves the previous profile aga
   await nextStartNeverReady('simA', up);
   const r = await up.done;
   assert.notEqual(r.code, 0, 'the up itself failed');
-  assert.match(r.stdout, /up best on simA: failed: readiness: .*; rolled back to datagen, serving again after [\d.]+ s/, r.stdout + r.stderr);
+  assert.match(r.stdout, /^↺ auto-rollback: back to the \.env that ran before \(workflow pulse-model-simA-rollback\)$/m, r.stdout + r.stderr);
+  assert.match(r.stdout, /^ {2}✓ 7\/9 readiness on simA /m, 'the rollback\'s steps in their own section');
+  assert.match(r.stdout, /^↺ auto-rollback: ok, datagen serves again, node up$/m);
+  assert.match(r.stdout, /^up best on simA: FAILED at readiness \(cause above\), node up; auto-rollback: datagen is back, serving again [\d.]+ s after the stop$/m, r.stdout + r.stderr);
   const s = await nodeState('simA');
   assert.equal(s.state, 'up');
   assert.equal(s.profile, 'datagen');
@@ -96,7 +99,7 @@ test('cancel of an auto-rollback deploy: rolled back', async () => {
   const c = await runCli(['model', 'cancel', '--node', 'simA'], env);
   assert.equal(c.code, 0, c.stdout + c.stderr);
   const r = await up.done;
-  assert.match(r.stdout, /failed: readiness: deploy cancelled.*; rolled back to datagen/, r.stdout + r.stderr);
+  assert.match(r.stdout, /CANCELLED, node up: readiness: deploy cancelled by request; auto-rollback: datagen is back/, r.stdout + r.stderr);
   assert.equal((await nodeState('simA')).profile, 'datagen');
   assert.equal((await nodeState('simA')).state, 'up');
   assert.ok(node.startShCalls().length > 0);
