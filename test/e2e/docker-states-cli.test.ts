@@ -26,9 +26,9 @@ test('a crash loop under the recipe\'s restart policy: up fails fast with the re
   node.setFailure('none');
   node.setRestartPolicy(null);
   node.docker('rm', '-f', 'vllm-qwen38');
-  assert.equal(r.code, 5, r.stdout + r.stderr);
+  assert.equal(r.code, 7, r.stdout + r.stderr); // not ready, for good (issue 30 item 3): never a precondition (5)
   assert.match(r.stdout + r.stderr, /container vllm-qwen38 (restarted during the readiness wait \(restart count \d+ → \d+|is exited \(exit 1)/);
-  assert.match(r.stdout, /up best on simA: FAILED, node failed/);
+  assert.match(r.stdout, /up best on simA: FAILED at readiness \(cause above\), node failed/);
 });
 
 test('down of a paused server: stopped, and the stop step says it was paused and how it ended', async () => {
