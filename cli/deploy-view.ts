@@ -29,12 +29,16 @@ async function wayOut(o: FollowOutcome, req: ShowRequest): Promise<FailureFacts 
   return failureFacts(req.node, req.nodes);
 }
 
-/** --json: the DeployResult, and on a failure the block the text prints under FAILED, as fields (`failure`). */
-async function jsonOf(o: FollowOutcome & { kind: 'closed' }, facts: FailureFacts | null): Promise<object> {
-  if (!o.result) return { ok: false, error: o.error };
-  if (o.result.ok) return o.result;
+/**
+ * --json: the DeployResult, and on a failure the block the text prints under FAILED, as fields (`failure`); with the
+ * run that made it (`workflowId`, `runId`, `ui`: its Web UI page or null), so a script can find it again (issue 30).
+ */
+async function jsonOf(o: FollowOutcome & { kind: 'closed' }, facts: FailureFacts | null, end: FollowEnd): Promise<object> {
+  const run = { workflowId: end.ref.workflowId, runId: end.ref.runId, ui: end.link };
+  if (!o.result) return { ok: false, error: o.error, ...run };
+  if (o.result.ok) return { ...o.result, ...run };
   const { failureJson } = await import('./failure-block.js');
-  return { ...o.result, failure: failureJson(o.result, facts) };
+  return { ...o.result, failure: failureJson(o.result, facts), ...run };
 }
 
 /** The view of one deploy command's run; the printer exists from the header on. */
@@ -68,7 +72,7 @@ export function deployView(req: ShowRequest): DeployView {
         p.line(`  ${await liveStateLine(req.node, req.nodes)}`);
       }
       if (end.othersOpen > 0) p.note(`${end.othersOpen} other deploy(s) still open: they continue when \`pulse worker\` or the next pulse command runs`);
-      if (req.json && o.kind === 'closed') process.stdout.write(JSON.stringify(await jsonOf(o, facts), null, 2) + '\n');
+      if (req.json && o.kind === 'closed') process.stdout.write(JSON.stringify(await jsonOf(o, facts, end), null, 2) + '\n');
       return exitCodeOf(o);
     },
 

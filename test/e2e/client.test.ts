@@ -174,8 +174,12 @@ test('a retried step says which attempt runs and why the last one failed', async
 test('down stops the node; --json prints the DeployResult', async () => {
   const r = await runCli(['model', 'down', '--node', 'nodeA', '--json'], env);
   assert.equal(r.code, 0, r.stderr);
-  const result = JSON.parse(r.stdout) as { ok: boolean; action: string; state: string };
+  const result = JSON.parse(r.stdout) as { ok: boolean; action: string; state: string; workflowId: string; runId: string; ui: string };
   assert.deepEqual([result.ok, result.action, result.state], [true, 'down', 'down']);
+  // the run that made it, to find it again (history --steps, the UI)
+  assert.equal(result.workflowId, 'pulse-model-nodeA');
+  assert.match(result.runId, /^[0-9a-f-]{36}$/);
+  assert.equal(result.ui, `http://127.0.0.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeA/${result.runId}/history`);
   assert.match(r.stderr, /→ 1\/2 stop on nodeA/);
 });
 
