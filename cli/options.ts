@@ -89,6 +89,11 @@ export interface HistoryOptions extends GlobalOptions {
   steps: string | true | null;
 }
 
+export interface WatchOptions extends NodeOnlyOptions {
+  /** --timeout: stop following after this many seconds and exit 8 (the deploy goes on); null: to its end. */
+  timeoutS: number | null;
+}
+
 export interface LogsOptions extends NodeOnlyOptions {
   /** --tail N: the last N lines; null: all of them. */
   tail: number | null;

@@ -8,6 +8,7 @@ import { PulseError } from '../runtime/errors.js';
 import type { RolloutProgress, RolloutRequest } from '../runtime/model/index.js';
 import { runningDeploy, stateDiskFull, WorkerKeeper, type DeployRef } from './deploy-client/index.js';
 import { followRun } from './deploy-client/follow-run.js';
+import { FollowDeadline } from './deploy-client/deadline.js';
 import { ProgressPrinter } from './progress-printer.js';
 import { ROLLOUT_DETACHED, rolloutExit, rolloutResultText } from './rollout-view.js';
 import { serverCause, uiHint, uiLink, type PulseTemporal } from './deploy-client/temporal.js';
@@ -48,6 +49,8 @@ export interface RolloutFollow {
   detach: boolean;
   /** The run has already closed: print its outcomes only. */
   closed?: boolean;
+  /** watch --timeout: stop following after this many seconds, exit 8 (null: follow to the end). */
+  timeoutS?: number | null;
 }
 
 /** The rollout's progress: its query while it runs, else its result (or the failure's details). */
@@ -85,6 +88,7 @@ export async function followRollout(t: PulseTemporal, ref: DeployRef, o: Rollout
   printer.progress(`${ref.what}: workflow ${ref.workflowId} (run ${ref.runId})${link ? `\n  ${link}` : ''}`);
   const keeper = new WorkerKeeper(t, (l) => printer.progress(l), { nodes: o.nodes, verbose: o.verbose });
   const ac = new AbortController();
+  const deadline = new FollowDeadline(ac, o.timeoutS ?? null);
   const onSigint = () => ac.abort();
   if (!o.detach) process.on('SIGINT', onSigint);
   let last: RolloutProgress | null = null;
@@ -109,7 +113,9 @@ export async function followRollout(t: PulseTemporal, ref: DeployRef, o: Rollout
       }
       if (ac.signal.aborted) {
         printer.line('detached: the rollout goes on; follow it again with pulse model watch --node <one of its nodes>');
-        return ROLLOUT_DETACHED;
+        const said = deadline.line();
+        if (said !== null) printer.line(said);
+        return deadline.exit(ROLLOUT_DETACHED);
       }
       if (!s.running) break;
       await sleep(500);
@@ -118,6 +124,7 @@ export async function followRollout(t: PulseTemporal, ref: DeployRef, o: Rollout
     if (o.json) process.stdout.write(`${JSON.stringify(last, null, 2)}\n`);
     return rolloutExit(last);
   } finally {
+    deadline.stop();
     printer.close();
     process.off('SIGINT', onSigint);
     await keeper.stop();

@@ -2,11 +2,11 @@
 import { PulseError } from '../../runtime/errors.js';
 import { followWith, latestDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
-import type { NodeOnlyOptions } from '../options.js';
+import type { WatchOptions } from '../options.js';
 import { connectTemporal } from '../deploy-client/temporal.js';
 import { knownNode } from '../known-node.js';
 
-export async function run(opts: NodeOnlyOptions): Promise<number> {
+export async function run(opts: WatchOptions): Promise<number> {
   knownNode(opts.nodes, opts.node);
   const t = await connectTemporal(opts);
   try {
@@ -14,7 +14,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     const rollout = await runningRolloutWith(t, opts.node);
     if (rollout) {
       const { followRollout } = await import('../rollout-follow.js');
-      return await followRollout(t, rollout, { json: opts.json, quiet: opts.quiet, verbose: opts.verbose, nodes: opts.nodes, detach: false });
+      return await followRollout(t, rollout, { json: opts.json, quiet: opts.quiet, verbose: opts.verbose, nodes: opts.nodes, detach: false, timeoutS: opts.timeoutS });
     }
     const last = await latestDeploy(t, opts.node);
     if (!last) {
@@ -23,7 +23,7 @@ export async function run(opts: NodeOnlyOptions): Promise<number> {
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     // (--json: on stderr, so stdout is only the JSON.)
     if (!last.running) (opts.json ? process.stderr : process.stdout).write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followWith(t, last, { verbose: opts.verbose, nodes: opts.nodes, closed: !last.running }, deployView(opts));
+    return await followWith(t, last, { verbose: opts.verbose, nodes: opts.nodes, closed: !last.running, timeoutS: opts.timeoutS }, deployView(opts));
   } finally {
     await t.close();
   }

@@ -9,6 +9,7 @@ import type { DownPlan, RollbackRequest, UpPlan } from '../../runtime/model/inde
 import type { ProgressPrinter } from '../progress-printer.js';
 import { ensureBackgroundWorker, matchBackgroundWorker, type BackgroundStart } from './background.js';
 import { startDeploy, stateDiskFull, type DeployRef } from './deploys.js';
+import { FollowDeadline } from './deadline.js';
 import { followDeploy, type FollowEnd } from './follow.js';
 import { queuesServed, workerPolls } from './presence.js';
 import { connectTemporal, uiHint, uiLink, type PulseTemporal, type ServerChoice } from './temporal.js';
@@ -87,10 +88,11 @@ export async function runDeploy(plan: DeployPlan, req: RunRequest, view: DeployV
 }
 
 /** Follows a run on an open connection until it closes or Ctrl-C detaches; returns the exit code. */
-export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbose: boolean; nodes?: string | undefined; closed: boolean }, view: DeployView): Promise<number> {
+export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbose: boolean; nodes?: string | undefined; closed: boolean; timeoutS?: number | null }, view: DeployView): Promise<number> {
   const printer = view.printer();
   printer.header(ref.what, ref.workflowId, ref.runId, uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target));
   const ac = new AbortController();
+  const deadline = new FollowDeadline(ac, req.timeoutS ?? null);
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;
@@ -99,8 +101,12 @@ export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbos
   };
   process.on('SIGINT', onSigint);
   try {
-    return await followDeploy(t, ref, { printer, signal: ac.signal, closed: req.closed, nodes: req.nodes, verbose: req.verbose, closing: (end) => view.closing(end) });
+    const code = await followDeploy(t, ref, { printer, signal: ac.signal, closed: req.closed, nodes: req.nodes, verbose: req.verbose, closing: (end) => view.closing(end) });
+    const said = deadline.line();
+    if (said !== null) printer.line(said);
+    return deadline.exit(code);
   } finally {
+    deadline.stop();
     view.close();
     process.off('SIGINT', onSigint);
   }

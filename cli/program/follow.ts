@@ -1,7 +1,7 @@
 /** The verbs on the deploy that holds a node: `pulse model watch` and `cancel`. */
 import type { Command } from 'commander';
 import type * as O from '../options.js';
-import { flag, globals, nodeArg, required } from './flags.js';
+import { durationFlag, flag, globals, nodeArg, num, required } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
 export const watch: Registration = (model, run) => {
@@ -12,8 +12,9 @@ export const watch: Registration = (model, run) => {
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .option('--json', 'machine-readable output: the result as up --json prints it')
+    .option('--timeout <time>', 'stop following after this long and exit 8 (the deploy goes on): seconds, or 30m, 1h', durationFlag('--timeout', 1, 172_800))
     .action(async (o: Flags, cmd: Command) => {
-      const opts: O.NodeOnlyOptions = { ...globals(cmd), node: required(o, 'node', cmd) };
+      const opts: O.WatchOptions = { ...globals(cmd), node: required(o, 'node', cmd), timeoutS: num(o, 'timeout') ?? null };
       await run(() => import('../commands/watch.js'), opts);
     });
 };

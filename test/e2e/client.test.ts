@@ -110,6 +110,11 @@ test('a second up on a busy node is refused with the holder\'s workflow ID; Ctrl
   assert.match(detached.stdout, /\nfollow it: pulse model watch --node nodeC\ncancel it: pulse model cancel --node nodeC .*\nroll back: /);
   assert.match(detached.stdout, new RegExp(`http://127\\.0\\.0\\.1:${uiPort}/namespaces/default/workflows/pulse-model-nodeC/[0-9a-f-]+/history`));
 
+  // watch --timeout: a bounded wait for a script, exit 8 at the deadline; the deploy goes on (issue 30, also expected)
+  const bounded = await runCli(['model', 'watch', '--node', 'nodeC', '--timeout', '2s'], env);
+  assert.equal(bounded.code, 8, bounded.stdout + bounded.stderr);
+  assert.match(bounded.stdout, /^pulse: watch --timeout 2s reached; the deploy goes on \(exit 8\)$/m);
+
   const watch = startCli(['model', 'watch', '--node', 'nodeC'], env);
   await waitForOutput(watch, /… readiness: .*\(probe \d+\)/);
   release('nodeC');
