@@ -7,6 +7,7 @@ import type * as Steps from '../runtime/steps/index.js';
 import type { FleetEntry, NodeState } from '../runtime/model/index.js';
 import type { WorkerFilesSource } from './authority.js';
 import type { WorkflowInputReader } from './workflow-input.js';
+import type { WorkflowRuns } from './rollout.js';
 
 /** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */
 export interface NodeAccess {
@@ -43,6 +44,11 @@ export interface ActivityDeps {
    * (default: activities/workflow-input.ts workerInputReader, over the worker's client).
    */
   workflowInput?: WorkflowInputReader;
+  /**
+   * What the availability guard asks Temporal: is a node's deploy open, is a reservation's rollout still open
+   * (activities/rollout.ts workerWorkflowRuns over the worker's client; absent: nothing runs, as in the mock tests).
+   */
+  workflowRuns?: WorkflowRuns;
   /**
    * `now`: wall time (ms), only for timestamps people read (the node state's `at`). `monotonic`: a clock that never
    * jumps (performance.now in production), for every duration: a wait's budget is the sum of the elapsed monotonic

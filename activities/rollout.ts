@@ -5,10 +5,17 @@
  * guard, and runs the gate's smoke request on the node (runtime/status/smoke.ts, as `pulse model smoke`).
  */
 import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { nodeOf } from '../runtime/config/nodes.js';
 import { fleetOf } from '../runtime/plan/plan.js';
 import { refusePlan } from '../runtime/plan/plan-check.js';
-import { awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, TUNNEL_PROBE_WAIT_MS } from '../runtime/fleet/rollout.js';
+import {
+  awaitingTunnelProbe, checkRolloutRequest, gatewayEndpoints, guardVerdict, nodePlanOf, parseReservations, reservationHolds, reservationsPath,
+  TUNNEL_PROBE_WAIT_MS, watchdogDown, type DeployRun, type Reservation,
+} from '../runtime/fleet/rollout.js';
+import type { GatewayEndpoint } from '../runtime/gateway/gateway.js';
+import { readFileOrNull, withStateLock, writeFileAtomic } from '../runtime/state/state-files.js';
+import { utc } from '../runtime/format.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
@@ -37,6 +44,9 @@ export interface RolloutActivities {
   smokeRolloutNode(input: RolloutNodeInput): Promise<SmokeResult>;
 }
 
+/** No Temporal to ask (tests without a client): no deploy runs, no reservation's rollout is open. */
+const NO_TEMPORAL: WorkflowRuns = { latest: () => Promise.resolve(null), open: () => Promise.resolve(false) };
+
 export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
   const own = (input: { request: unknown; node?: unknown }) => {
     const files = deps.files.load();
@@ -63,13 +73,18 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
       });
       const fleet = fleetOf(files.config);
       const sleep = deps.sleep ?? ((ms: number) => Context.current().sleep(ms));
+      const runs = deps.workflowRuns ?? NO_TEMPORAL;
+      const me = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
       const start = deps.clock.monotonic();
       for (;;) {
         const endpoints = gatewayEndpoints(deps.stateDir, fleet);
-        const verdict = guardVerdict(endpoints, nodes, request.allowOutage);
+        const verdict = await reserveStep(deps.stateDir, endpoints, nodes, request.allowOutage, me, runs, utc(deps.clock.now()));
         // A tunnelled node that just passed its gate serves once the tunnel's next probe answers: wait for it, bounded.
         const pending = verdict.refused === null ? [] : awaitingTunnelProbe(deps.stateDir, fleet, endpoints, nodes);
-        if (pending.length === 0 || deps.clock.monotonic() - start >= TUNNEL_PROBE_WAIT_MS) return verdict;
+        if (pending.length === 0 || deps.clock.monotonic() - start >= TUNNEL_PROBE_WAIT_MS) {
+          if (verdict.refused === null) deps.logger.info(`rollout guard admits ${nodes.join(', ')}: serving meanwhile ${verdict.serving.join(', ') || 'none'}${verdict.notServing.length > 0 ? `; not counted: ${verdict.notServing.join(', ')}` : ''}`);
+          return { serving: verdict.serving, refused: verdict.refused };
+        }
         await sleep(250);
       }
     },
@@ -80,5 +95,80 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
       deps.logger.info(`rollout gate smoke on ${input.node}: ${r.ok ? 'pass' : `fail (${r.error ?? '?'})`}`);
       return r;
     },
+  };
+}
+
+/**
+ * The guard's decision and its reservation, serialised with every other guard: what needs Temporal (is a node's
+ * deploy open, is a reservation's rollout still open) is asked first, then, under the state lock, the reservations
+ * are read again, the stale and spent ones dropped, the verdict made and, when the step is admitted, its nodes
+ * reserved in the same write. A reservation made by another guard after the questions counts as holding.
+ */
+async function reserveStep(
+  stateDir: string, endpoints: GatewayEndpoint[], nodes: string[], allowOutage: boolean, me: { workflowId: string; runId: string },
+  runs: WorkflowRuns, at: string,
+): Promise<GuardVerdict & { notServing: string[] }> {
+  const file = reservationsPath(stateDir);
+  const seen = parseReservations(readFileOrNull(file));
+  const names = [...new Set([...endpoints.map((e) => e.name), ...nodes, ...seen.map((r) => r.node)])];
+  const deploys = new Map<string, DeployRun | null>();
+  for (const n of names) deploys.set(n, await runs.latest(n));
+  const ownerKey = (o: Reservation['owner']): string => `${o.workflowId}/${o.runId}`;
+  const owners = new Map<string, boolean>();
+  for (const r of seen) {
+    const k = ownerKey(r.owner);
+    if (!owners.has(k) && k !== ownerKey(me)) owners.set(k, await runs.open(r.owner.workflowId, r.owner.runId));
+  }
+  const down = watchdogDown(stateDir);
+  return withStateLock(stateDir, () => {
+    const now = parseReservations(readFileOrNull(file));
+    const live = now.filter((r) => {
+      if (ownerKey(r.owner) === ownerKey(me)) return false; // this rollout's earlier step (spent) or this step's own retry
+      const open = owners.get(ownerKey(r.owner));
+      return open === undefined || reservationHolds(r, open, deploys.get(r.node) ?? null);
+    });
+    const notServing = new Set<string>(live.map((r) => r.node));
+    for (const [n, d] of deploys) if (d?.running) notServing.add(n);
+    for (const n of down) notServing.add(n);
+    const verdict = guardVerdict(endpoints, nodes, allowOutage, notServing);
+    const next = verdict.refused === null
+      ? [...live, ...nodes.map((node): Reservation => ({ node, owner: { ...me }, deployRunId: deploys.get(node)?.runId ?? null, at }))]
+      : live;
+    if (next.length !== now.length || verdict.refused === null) writeFileAtomic(file, `${JSON.stringify({ reservations: next }, null, 2)}\n`);
+    return { ...verdict, notServing: [...notServing].sort() };
+  });
+}
+
+/** What the guard asks Temporal (the worker's own client in production; a fake in tests). */
+export interface WorkflowRuns {
+  /** The latest run of the node's deploy workflow (its lock, `pulse-model-<node>`) and whether it is open; null when none ever ran. */
+  latest(node: string): Promise<DeployRun | null>;
+  /** Whether that run is still open (false once closed, or unknown to the server). */
+  open(workflowId: string, runId: string): Promise<boolean>;
+}
+
+/**
+ * WorkflowRuns over the worker's client (Context.current().client); `deployId` names a node's deploy workflow
+ * (workflows/definitions.ts workflowIdFor, which the worker passes in). Without a client (a mock) nothing runs.
+ */
+export function workerWorkflowRuns(deployId: (node: string) => string): WorkflowRuns {
+  const describe = async (workflowId: string, runId?: string): Promise<DeployRun | null> => {
+    let client;
+    try {
+      client = Context.current().client;
+    } catch {
+      return null;
+    }
+    try {
+      const d = await client.workflow.getHandle(workflowId, runId).describe();
+      return { runId: d.runId, running: d.status.name === 'RUNNING' };
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) return null;
+      throw e;
+    }
+  };
+  return {
+    latest: (node) => describe(deployId(node)),
+    open: async (workflowId, runId) => (await describe(workflowId, runId))?.running ?? false,
   };
 }

@@ -11,6 +11,8 @@ import * as steps from '../runtime/steps/index.js';
 import { publishFragment } from '../runtime/gateway/gateway.js';
 import { readNodeState, writeNodeState } from '../runtime/state/state.js';
 import type { ActivityDeps, ActivityLogger } from '../activities/deps.js';
+import { workerWorkflowRuns } from '../activities/rollout.js';
+import { workflowIdFor } from '../workflows/definitions.js';
 
 /**
  * $PULSE_LOCK_LEASE_S: the node lock's lease (default runtime/steps/lock.ts LOCK_LEASE_S, 120 s). Longer suits
@@ -91,6 +93,7 @@ export function buildDeps(stateDir: string, logger: ActivityLogger, overrides: P
     files: fileSource(),
     clock: { now: () => Date.now(), monotonic: () => performance.now() },
     logger,
+    workflowRuns: workerWorkflowRuns(workflowIdFor),
     ...(lockLeaseFromEnv() !== undefined ? { lockLeaseS: lockLeaseFromEnv() } : {}),
     ...overrides,
   };

@@ -57,6 +57,9 @@ export async function run(opts: UpOptions): Promise<number> {
     return code;
   }
   process.stdout.write(planText(plan, runnable));
+  const { outageWarning } = await import('./up.js');
+  const warning = await outageWarning(opts, 'up');
+  if (warning) process.stdout.write(`availability: ${warning}\n`);
   process.stdout.write(stepsText(stepScripts(plan)));
   process.stdout.write(publishText(plan));
   if (report) process.stdout.write(preflightText(report));

@@ -7,7 +7,7 @@
 import { loadInputs } from '../../runtime/config/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
-import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder } from '../../runtime/fleet/rollout.js';
+import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder, watchdogDown } from '../../runtime/fleet/rollout.js';
 import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
 import type { RolloutRequest } from '../../runtime/model/index.js';
@@ -27,7 +27,7 @@ async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest;
   checkRolloutRequest(config, profiles, opts.dryRun ? { ...request, confirmed: true } : request);
   const now = new Date(Math.floor(Date.now() / 1000) * 1000);
   for (const n of request.nodes) nodePlanOf(config, profiles, { ...request, confirmed: request.confirmed || opts.dryRun }, n, await readNodeState(trustedStateDir(), n), now);
-  const steps = plannedSteps(config, gatewayEndpoints(trustedStateDir(), fleetOf(config)), request);
+  const steps = plannedSteps(config, gatewayEndpoints(trustedStateDir(), fleetOf(config)), request, watchdogDown(trustedStateDir()));
   return { request, view: { request, workflowId: rolloutIdFor(request.nodes), protectedNodes, steps } };
 }
 

@@ -26,7 +26,21 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   return upPlanFor(config, profiles, { profile, node, overlay, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback }, state, new Date());
 }
 
+/**
+ * The guard refuses only a rollout's step; a plain up on the last endpoint that serves goes ahead, and says so
+ * first (on stderr with --json, which keeps stdout for the result).
+ */
+export async function outageWarning(opts: Pick<UpOptions, 'node' | 'nodes'>, action: 'up' | 'down'): Promise<string | null> {
+  const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
+  const { trustedStateDir } = await import('../../runtime/state/state.js');
+  const { lastEndpointWarning } = await import('../../runtime/fleet/rollout.js');
+  return lastEndpointWarning(loadNodesConfig(resolveNodesPath(opts.nodes)), trustedStateDir(), opts.node, action);
+}
+
 export async function run(opts: UpOptions): Promise<number> {
   const plan = await buildPlan(opts); // config errors and refusals come before any Temporal connection
+  const warning = await outageWarning(opts, 'up');
+  if (warning) (opts.json ? process.stderr : process.stdout).write(`warning: ${warning}\n`);
   return runDeploy(plan, opts, deployView(opts));
 }

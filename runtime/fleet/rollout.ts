@@ -3,6 +3,7 @@
  * the node order, the rollout's workflow ID, the check of a request against a nodes.json, each node's plan (made as
  * `pulse model up/down --node` makes it), and the availability guard's verdict on a gateway backend file.
  */
+import path from 'node:path';
 import type { NodesConfig } from '../config/nodes.js';
 import type { Profile } from '../config/profile.js';
 import { PulseError } from '../errors.js';
@@ -79,13 +80,75 @@ export function servingEndpoint(e: GatewayEndpoint): boolean {
   return e.enabled && !(e.reason ?? '').startsWith('kept enabled by the fallback');
 }
 
-/** The guard: which endpoints stay enabled while `stepNodes` go down, and a refusal when none would (unless allowOutage). */
-export function guardVerdict(endpoints: GatewayEndpoint[], stepNodes: string[], allowOutage: boolean): GuardVerdict {
-  const serving = endpoints.filter((e) => servingEndpoint(e) && !stepNodes.includes(e.name)).map((e) => e.name);
-  const refused = serving.length === 0 && !allowOutage
-    ? `taking ${stepNodes.join(', ')} down would leave the model with no enabled endpoint in the gateway backend file; add --allow-outage to accept that`
+/**
+ * The guard: which endpoints still serve while `stepNodes` go down, and a refusal when the step takes away the last
+ * one that serves (unless allowOutage). `notServing` are the nodes that count as down whatever the file says: a
+ * deploy of theirs runs (its workflow is open), another rollout's step reserved them, or the watchdog judged them
+ * down. A step whose nodes serve nothing now cannot cause an outage: it is never refused (a fleet where nothing
+ * serves yet can be rolled out).
+ */
+export function guardVerdict(endpoints: GatewayEndpoint[], stepNodes: string[], allowOutage: boolean, notServing: ReadonlySet<string> = new Set()): GuardVerdict {
+  const serves = (e: GatewayEndpoint): boolean => servingEndpoint(e) && !notServing.has(e.name);
+  const serving = endpoints.filter((e) => serves(e) && !stepNodes.includes(e.name)).map((e) => e.name);
+  const takes = endpoints.filter((e) => serves(e) && stepNodes.includes(e.name)).map((e) => e.name);
+  const refused = serving.length === 0 && takes.length > 0 && !allowOutage
+    ? `taking ${takes.join(', ')} down would leave the model with no enabled endpoint that serves (${takes.length > 1 ? 'they are' : 'it is'} the last); add --allow-outage to accept that`
     : null;
   return { serving, refused };
+}
+
+/**
+ * A rollout step's reservation of its nodes (the guard writes it under the state lock before it admits the step):
+ * until the node's own deploy that the step starts has ended, the node counts as not serving for every other
+ * rollout's guard, so two guards can never each count the other's node. `deployRunId` is the run of the node's
+ * deploy workflow (`pulse-model-<node>`) that was the latest when the reservation was made (null: none ever ran):
+ * once a later run of it has closed, the reservation is spent. A reservation whose rollout has closed is stale.
+ */
+export interface Reservation {
+  node: string;
+  /** The rollout run that reserved it. */
+  owner: { workflowId: string; runId: string };
+  deployRunId: string | null;
+  at: string;
+}
+
+/** The reservations file of the state dir (the state queue's worker is its only writer). */
+export function reservationsPath(stateDir: string): string {
+  return path.join(stateDir, 'rollout-reservations.json');
+}
+
+const isReservation = (r: unknown): r is Reservation => {
+  const o = (typeof r === 'object' && r !== null ? r : {}) as Record<string, unknown>;
+  const owner = (typeof o['owner'] === 'object' && o['owner'] !== null ? o['owner'] : {}) as Record<string, unknown>;
+  return typeof o['node'] === 'string' && typeof owner['workflowId'] === 'string' && typeof owner['runId'] === 'string'
+    && (o['deployRunId'] === null || typeof o['deployRunId'] === 'string') && typeof o['at'] === 'string';
+};
+
+/** The reservations in the file (a damaged file holds none: the open-deploy check still covers a running deploy). */
+export function parseReservations(text: string | null): Reservation[] {
+  if (text === null) return [];
+  try {
+    const v = JSON.parse(text) as { reservations?: unknown };
+    return Array.isArray(v.reservations) ? v.reservations.filter(isReservation) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** How a node's deploy workflow stands: its latest run and whether that run is still open (null: it never ran). */
+export interface DeployRun {
+  runId: string;
+  running: boolean;
+}
+
+/**
+ * Whether a reservation still holds: its rollout is open (ownerOpen) and the node's deploy it admitted has not ended
+ * (no run of the node's workflow other than the one seen at reservation time has closed).
+ */
+export function reservationHolds(r: Reservation, ownerOpen: boolean, deploy: DeployRun | null): boolean {
+  if (!ownerOpen) return false;
+  if (deploy === null || deploy.runId === r.deployRunId) return true; // the step's deploy has not started yet
+  return deploy.running;
 }
 
 /** The endpoints of the gateway backend file in `stateDir`; when none was written yet (or it is damaged), the ones it would hold now. */
@@ -138,16 +201,39 @@ export interface PlannedStep {
  * The steps as the rollout would take them from the file's endpoints now, if every gate passes: a node that came up
  * serves again when the gateway can reach it (fleetOf), one that went down no longer serves.
  */
-export function plannedSteps(config: NodesConfig, endpoints: GatewayEndpoint[], req: Pick<RolloutRequest, 'action' | 'nodes' | 'maxParallel' | 'allowOutage'>): PlannedStep[] {
+export function plannedSteps(
+  config: NodesConfig, endpoints: GatewayEndpoint[], req: Pick<RolloutRequest, 'action' | 'nodes' | 'maxParallel' | 'allowOutage'>,
+  notServing: ReadonlySet<string> = new Set(),
+): PlannedStep[] {
   const reach = new Map(fleetOf(config).map((e) => [e.node, e.reachable || e.tunnel !== undefined]));
   let now = endpoints.map((e) => ({ ...e }));
+  const down = new Set(notServing);
   const out: PlannedStep[] = [];
   for (let i = 0; i < req.nodes.length; i += req.maxParallel) {
     const nodes = req.nodes.slice(i, i + req.maxParallel);
-    const g = guardVerdict(now, nodes, req.allowOutage);
+    const g = guardVerdict(now, nodes, req.allowOutage, down);
     out.push({ nodes, ...g });
     if (g.refused) break;
+    for (const n of nodes) down.delete(n);
     now = now.map((e) => (nodes.includes(e.name) ? { name: e.name, baseUrl: e.baseUrl, enabled: req.action === 'up' && reach.get(e.name) === true } : e));
   }
   return out;
+}
+
+/** The nodes the state dir shows down whatever the gateway file says: the watchdog's last verdict on them is down. */
+export function watchdogDown(stateDir: string): Set<string> {
+  const { states } = scanNodeStates(stateDir);
+  return new Set(Object.entries(states).filter(([, s]) => s.watchdog?.judged === 'down' && s.watchdog.verdict === 'down').map(([n]) => n));
+}
+
+/**
+ * A plain `up`/`down` on `node` is not refused by the guard (only a rollout step is), but when the node is the last
+ * endpoint that serves, the plan and the screen say so: this line, or null when another endpoint serves meanwhile.
+ */
+export function lastEndpointWarning(config: NodesConfig, stateDir: string, node: string, action: 'up' | 'down'): string | null {
+  const endpoints = gatewayEndpoints(stateDir, fleetOf(config));
+  const v = guardVerdict(endpoints, [node], false, watchdogDown(stateDir));
+  if (v.refused === null) return null;
+  const what = action === 'up' ? 'while this up restarts its server' : 'after this down';
+  return `${node} is the last endpoint that serves the model in the gateway backend file: ${what} the model has none (a rollout would refuse this step without --allow-outage)`;
 }

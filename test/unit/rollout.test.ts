@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { loadNodesConfig } from '../../runtime/config/nodes.js';
 import { loadProfiles } from '../../runtime/config/profiles.js';
 import { ownUpPlan } from '../../runtime/plan/plan-check.js';
-import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, rolloutIdFor, rolloutOrder } from '../../runtime/fleet/rollout.js';
+import { awaitingTunnelProbe, checkRolloutRequest, guardVerdict, nodePlanOf, plannedSteps, reservationHolds, rolloutIdFor, rolloutOrder, type Reservation } from '../../runtime/fleet/rollout.js';
 import { writeNodeState } from '../../runtime/state/state.js';
 import { writeTunnelHealth, type TunnelHealth } from '../../runtime/gateway/tunnel/health.js';
 import type { NodeState, RolloutRequest, UpPlan } from '../../runtime/model/index.js';
@@ -58,6 +58,27 @@ test('the guard counts the endpoints that stay enabled besides the step; the fal
   assert.equal(guardVerdict(eps, ['spark1', 'spark3'], true).refused, null);
   const fallback = [ep('spark1', true, 'kept enabled by the fallback: state failed'), ep('spark3', true)];
   assert.ok(guardVerdict(fallback, ['spark3'], false).refused, 'a fallback endpoint is not serving');
+});
+
+test('the guard refuses only a step that takes away the last endpoint that serves; a node that counts as down never serves', () => {
+  const none = [ep('spark1', true, 'kept enabled by the fallback: state down'), ep('spark2', false), ep('spark3', false)];
+  assert.equal(guardVerdict(none, ['spark3'], false).refused, null, 'nothing serves yet: taking spark3 down takes nothing away');
+  assert.equal(guardVerdict(none, ['spark1'], false).refused, null, 'the fallback-kept endpoint does not serve either');
+  const two = [ep('spark1', true), ep('spark2', false), ep('spark3', true)];
+  // spark1 has a deploy running (or another rollout reserved it): it does not serve, so spark3 is the last one.
+  assert.match(guardVerdict(two, ['spark3'], false, new Set(['spark1'])).refused ?? '', /spark3 down would leave the model with no enabled endpoint that serves/);
+  assert.equal(guardVerdict(two, ['spark1'], false, new Set(['spark1'])).refused, null, 'spark1 is down already: spark3 still serves');
+  assert.deepEqual(guardVerdict(two, ['spark1'], false, new Set(['spark3'])).serving, []);
+  assert.match(guardVerdict(two, ['spark1'], false, new Set(['spark3'])).refused ?? '', /taking spark1 down/, 'spark3 counts as down: spark1 is the last');
+});
+
+test("a reservation holds while its rollout is open and the node's deploy it admitted has not ended", () => {
+  const r: Reservation = { node: 'spark2', owner: { workflowId: 'pulse-rollout-spark2', runId: 'r1' }, deployRunId: 'old', at: '2026-12-04T00:00:00Z' };
+  assert.equal(reservationHolds(r, false, null), false, 'its rollout closed (terminated, crashed for good): stale');
+  assert.equal(reservationHolds(r, true, { runId: 'old', running: false }), true, 'the step has not started its deploy yet');
+  assert.equal(reservationHolds(r, true, { runId: 'new', running: true }), true, 'its deploy runs');
+  assert.equal(reservationHolds(r, true, { runId: 'new', running: false }), false, 'its deploy ended: spent');
+  assert.equal(reservationHolds({ ...r, deployRunId: null }, true, null), true, 'no deploy ever ran on the node, none yet');
 });
 
 test('the planned steps: a node that came up serves again when the gateway reaches it; the guard stops the plan at a refused step', () => {
