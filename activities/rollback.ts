@@ -23,7 +23,8 @@ function request(input: unknown): RollbackRequest {
   const ok = o['action'] === 'rollback' && o['version'] === 1 && typeof o['node'] === 'string' && typeof o['backup'] === 'string'
     && typeof o['confirmed'] === 'boolean' && typeof o['force'] === 'boolean' && typeof o['renderedAt'] === 'string'
     && !Number.isNaN(Date.parse(o['renderedAt'])) && (o['undid'] === null || typeof o['undid'] === 'string')
-    && (o['timeoutS'] === null || (typeof o['timeoutS'] === 'number' && o['timeoutS'] > 0 && o['timeoutS'] <= 7 * 86400));
+    && (o['timeoutS'] === null || (typeof o['timeoutS'] === 'number' && o['timeoutS'] > 0 && o['timeoutS'] <= 7 * 86400))
+    && (o['restart'] === undefined || typeof o['restart'] === 'boolean');
   if (!ok) throw refusePlan('not a rollback request of version 1');
   return o as unknown as RollbackRequest;
 }
@@ -44,6 +45,7 @@ export function rollbackActivities(deps: ActivityDeps) {
       const read = await nodeStep(deps.heartbeatEveryMs ?? 5000, (o) => readBackup(deps.nodes.session(target), req.backup, `${recipeDir}/.env`, o));
       const plan = classified(() => buildRestorePlan(files.config, files.profiles, {
         node: req.node, backup: req.backup, text: read.text, yes: req.confirmed, force: req.force, timeoutS: req.timeoutS, protectBackup: req.backup,
+        restart: req.restart === true,
       }, new Date(Date.parse(req.renderedAt))));
       deps.logger.info(`rollback planned on ${req.node}: ${plan.profile} from ${req.backup}`, { workflowId: Context.current().info.workflowExecution?.workflowId });
       return { plan, secretLines: read.secretLines, keyDifference: keyDifference(read.current, plan.env.values) };

@@ -53,6 +53,12 @@ export function rollbackChildId(parentWorkflowId: string): string {
 
 /** patched() id of PulseOutcome, upserted at a deploy's end (histories from before it replay without it). */
 export const OUTCOME_PATCH = 'pulse-outcome';
+/**
+ * patched() id of the heal that always restarts (issue 27): the watchdog's heal asks its rollback for a restart, so a
+ * heal whose last known good is the live .env stops and starts the server instead of finding the same identity
+ * running and doing nothing. A watchdog run from before it replays with the request it sent.
+ */
+export const HEAL_RESTART_PATCH = 'pulse-heal-restart';
 /** patched() id of up's automatic rollback (only plans with autoRollback reach it). */
 export const AUTO_ROLLBACK_PATCH = 'pulse-auto-rollback';
 

@@ -3,14 +3,15 @@
  * per node, overlap SKIP). Read-only on the node: watchdogProbe runs the status script there (the node queue), then
  * watchdogRecord judges it and writes the record, and the gateway file, where node states live (the state queue).
  * A run whose verdict changed upserts PulseOutcome `watchdog-ok`/`watchdog-down`: its own row in `history`. With
- * --heal, when the record says so, the node's last known good comes back up through rollbackWorkflow as a child
+ * --heal, when the record says so, the node's last known good comes back up through rollbackWorkflow as a child,
+ * always with a restart (a dead engine behind a live .env needs one: HEAL_RESTART_PATCH),
  * holding the node's deploy ID (`pulse-model-<node>`), so no deploy and no heal ever run at once on a node; a deploy
  * that holds it makes the heal wait for a later check.
  */
-import { executeChild, ParentClosePolicy, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { RollbackRequest, WatchdogOutcome, WatchdogRequest } from '../runtime/model/index.js';
 import { WATCHDOG_STEPS } from '../runtime/steps/catalog.js';
-import { ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_OUTCOME, workflowIdFor } from './definitions.js';
+import { HEAL_RESTART_PATCH, ROLLBACK_WORKFLOW, SA_ACTION, SA_NODE, SA_OUTCOME, workflowIdFor } from './definitions.js';
 import { stepActivity } from './options.js';
 import { describeError } from './result.js';
 import type { rollbackWorkflow } from './rollback.js';
@@ -36,6 +37,8 @@ export async function watchdogWorkflow(request: WatchdogRequest): Promise<Watchd
     action: 'rollback', version: 1, node: request.node, backup: out.heal.backup, confirmed: request.confirmed, force: false,
     renderedAt: out.heal.renderedAt, undid: null, timeoutS: null,
   };
+  // A heal restarts the server always (one stop, one start.sh), also when last known good is what runs.
+  if (patched(HEAL_RESTART_PATCH)) heal.restart = true;
   try {
     const r = await executeChild<typeof rollbackWorkflow>(ROLLBACK_WORKFLOW, {
       workflowId: workflowIdFor(request.node),

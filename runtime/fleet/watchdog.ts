@@ -68,8 +68,9 @@ export function judge(check: WatchdogCheck, state: NodeState | null): Judgement 
   }
   if (check.http) {
     if (!check.healthOk) return down(`/v1/models answered ${check.httpStatus === null ? 'nothing' : `HTTP ${check.httpStatus}`}`);
+    // "good" needs the engine alive: GET /health 200 (a dead engine answers 503 while /v1/models still answers 200).
     const route = check.healthRoute;
-    if (route !== undefined && route !== null && route !== 200) return down(`engine not healthy: /health ${route === 0 ? 'answered nothing' : route}`);
+    if (route !== 200) return down(`engine not healthy: /health ${route === undefined || route === null ? 'not checked' : route === 0 ? 'answered nothing' : route}`);
     const served = state.servedModelName;
     if (served && !check.servedModels.includes(served)) return down(`/v1/models serves ${check.servedModels.join(', ') || 'no model'}, not ${served}`);
     if (state.maxModelLen !== null && check.maxModelLen !== null && check.maxModelLen !== state.maxModelLen) {

@@ -133,6 +133,11 @@ export interface RollbackRequest {
   undid: string | null;
   /** --timeout-s for the readiness wait; default READY_TIMEOUT_S of the backup + readyGraceS. */
   timeoutS: number | null;
+  /**
+   * Stop and start the server even when the backup's identity already runs (the plan's --restart). A watchdog heal
+   * sets it: a heal always restarts. Absent in requests from before it (false).
+   */
+  restart?: boolean;
 }
 
 /**

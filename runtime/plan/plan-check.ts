@@ -244,6 +244,7 @@ function ownRestorePlan(files: WorkerFiles, o: Obj): UpPlan {
     force: restore['forced'] !== null,
     timeoutS: field(obj(o['readiness'], 'readiness'), 'timeoutS', 'readiness.', isBudget, 'a number of seconds'),
     protectBackup: backups && isString(backups['protect']) ? backups['protect'] : null,
+    restart: o['restart'] === undefined ? false : field(o, 'restart', '', isBool, 'true or false'),
   };
   const own = rebuilt(() => buildRestorePlan(files.config, files.profiles, opts, now));
   own.memory = { gateGiB: field(obj(o['memory'], 'memory'), 'gateGiB', 'memory.', isGate, 'a number of GiB'), timeoutS: field(obj(o['memory'], 'memory'), 'timeoutS', 'memory.', isBudget, 'a number of seconds') };

@@ -62,6 +62,8 @@ export interface RestoreOptions {
   timeoutS?: number | null | undefined;
   /** The backup last known good points to (pruning keeps it), from the node state. */
   protectBackup?: string | null | undefined;
+  /** Stop and start the server even when the backup's identity already runs (a watchdog heal: a restart always). */
+  restart?: boolean | undefined;
 }
 
 /** The recipe (name, config) whose dir holds `file` as its .env or as one of pulse's backups of it. */
@@ -131,7 +133,7 @@ export function buildRestorePlan(config: NodesConfig, profiles: ReadonlyMap<stri
     },
     memory: { gateGiB: node.minMemAvailableGiB ?? config.minMemAvailableGiB, timeoutS: config.memTimeoutS },
     readiness: { timeoutS: opts.timeoutS ?? ready + config.readyGraceS },
-    restart: false,
+    restart: opts.restart === true,
     fleet: fleetOf(config),
     rollbackHint: null,
     backups: { keep: node.keepBackups ?? config.keepBackups, protect: ownBackupPath(recipe.dir, opts.protectBackup) },

@@ -3,7 +3,7 @@
 # vLLM logs the KV cache in one line (current) or as a size line and a concurrency line (older releases), each
 # with a process prefix; the controller joins them (runtime/steps/kv-cache.ts).
 # Inputs: PULSE_ENV_PATH, PULSE_PORT, PULSE_BIND, PULSE_PROBE_HOST, PULSE_CONTAINER, PULSE_PROOFS (one per line),
-# PULSE_LOG_PATH (may be empty), PULSE_STAMP. Records: models{httpStatus,body_b64}, port-listener{inode,uid,address,
+# PULSE_LOG_PATH (may be empty), PULSE_STAMP. Records: models{httpStatus,body_b64}, engine{healthStatus}, port-listener{inode,uid,address,
 # owner,holders}, port{proven,shared,detail}, auth{keyExpected,unauthenticatedStatus}, kv-cache{line},
 # kv-concurrency{line}, proof{text,found}.
 command -v curl >/dev/null 2>&1 || pulse_fail "$PULSE_EXIT_PRECONDITION" 'curl is not on PATH on the node'
@@ -19,6 +19,11 @@ body=${out%$'\n'*}
 [[ $code =~ ^[0-9]{3}$ ]] && code=$((10#$code)) || code=0
 pulse_record models httpStatus:="$code" body_b64="$(printf '%s' "$body" | head -c 262144 | base64 -w0)"
 unset out body
+# The engine: vLLM's GET /health (no key) answers 200 while the engine core lives and 503 once it is dead
+# (EngineDeadError), while /v1/models, which needs no engine, still answers 200.
+hcode=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$host:$PULSE_PORT/health" </dev/null 2>/dev/null) || true
+[[ $hcode =~ ^[0-9]{3}$ ]] && hcode=$((10#$hcode)) || hcode=0
+pulse_record engine healthStatus:="$hcode"
 
 # Who answered: the port proof. Every socket that listens on the port (for BIND) must be one of the container's: the
 # kernel shares an SO_REUSEPORT port between the sockets of one user, so a stray old server there would take a share

@@ -116,6 +116,9 @@ export async function verifyServer(session: NodeSession, plan: UpPlan, logPath: 
   if (plan.expect.maxModelLen !== null && models.maxModelLen !== plan.expect.maxModelLen) {
     problems.push(`max_model_len is ${models.maxModelLen ?? 'missing'}, expected ${plan.expect.maxModelLen}`);
   }
+  // The engine must live: a dead engine core answers /health 503 while /v1/models still answers (verify.sh).
+  const health = num(lastRecord(result, 'engine'), 'healthStatus');
+  if (health !== 200) problems.push(`engine not healthy: GET /health ${health === null || health === 0 ? 'did not answer' : `answered ${health}`}`);
   if (num(lastRecord(result, 'auth'), 'unauthenticatedStatus') === 200) {
     problems.push('the server answers an unauthenticated GET /v1/models with 200 although the old .env had an API_KEY: the key was lost');
   }

@@ -147,6 +147,24 @@ export function stepSuite(c: SuiteContext): void {
     assert.ok(v.proofs.length >= 3 && v.proofs.every((x) => x.found));
   });
 
+  test(`${c.mode}: a dead engine (/health 503 while /v1/models answers 200): verify fails, "engine not healthy"`, async () => {
+    const s = c.session();
+    const node = c.h().sim.node(c.node);
+    const p = plan();
+    const up = await fullUp(s, p, `${c.mode}-deploy-dead-engine`);
+    node.setControl({ engineDead: true });
+    try {
+      const v = await verifyServer(s, p, up.logPath);
+      assert.equal(v.ok, false);
+      assert.deepEqual(v.problems, ['engine not healthy: GET /health answered 503']);
+      assert.equal(v.servedModelName, p.expect.servedModelName, '/v1/models alone would have passed it');
+    } finally {
+      node.setControl({ engineDead: false });
+    }
+    assert.equal((await verifyServer(s, p, up.logPath)).ok, true, 'the engine back: verify passes');
+    await stopServer(s, p.recipe);
+  });
+
   test(`${c.mode}: a server that wants a key the .env does not give: readiness and verify fail as unauthorized`, async () => {
     const s = c.session();
     const node = c.h().sim.node(c.node);

@@ -55,7 +55,8 @@ export interface NodeControl {
   holdPhase: boolean;
   /**
    * The engine core died while the API server still answers (EngineDeadError): GET /health answers 503, /v1/models
-   * still 200 (it needs no engine). Read live by a running server, on every request.
+   * still 200 (it needs no engine). Read live by a running server, on every request; a server started while it is
+   * already true has a new engine (a restart heals it), until it goes false and true again.
    */
   engineDead: boolean;
 }

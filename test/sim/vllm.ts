@@ -227,6 +227,18 @@ function keyMatches(header: string | undefined, keys: string[]): boolean {
   return scheme.toLowerCase() === 'bearer' && keys.includes(token);
 }
 
+/**
+ * The engine core of this server process: dead while the control says so, unless this process started while it
+ * already said so (a restart brings a new engine up, as a real vLLM's restart does); once the control goes false
+ * and true again, this engine dies too.
+ */
+let bornWhileDead = startControl.engineDead;
+function engineDeadNow(): boolean {
+  const dead = readControl(stateDir).engineDead;
+  if (!dead) bornWhileDead = false;
+  return dead && !bornWhileDead;
+}
+
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
   inFlight += 1;
   res.once('close', () => (inFlight -= 1));
@@ -240,7 +252,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
   const guarded = url.startsWith('/v1') && req.method !== 'OPTIONS';
   if (guarded && !authorized) status = reply(res, 401, { error: 'Unauthorized' });
   // vllm/entrypoints/serve/instrumentator/health.py: check_health(), 200 with no body, 503 on EngineDeadError.
-  else if (req.method === 'GET' && url === '/health') status = reply(res, readControl(stateDir).engineDead ? 503 : 200, undefined);
+  else if (req.method === 'GET' && url === '/health') status = reply(res, engineDeadNow() ? 503 : 200, undefined);
   else if (req.method === 'GET' && url === '/v1/models') status = reply(res, 200, modelList(args, control, maxLen));
   else if (req.method === 'POST' && url === '/v1/chat/completions') {
     const answer = chatCompletion(chatSetup(args, control, maxLen), body);

@@ -13,7 +13,7 @@ const STATE: NodeState = {
 };
 const OK: WatchdogCheck = {
   node: 'spark2', answered: true, error: null, container: { name: 'vllm-qwen38', exists: true, running: true, state: 'running', restartCount: 0, exitMeaning: null },
-  http: true, httpSkipped: null, httpStatus: 200, healthOk: true, servedModels: ['qwen38'], maxModelLen: 262144, drift: false, envProfile: 'stable', memoryWarning: null, locked: null,
+  http: true, httpSkipped: null, httpStatus: 200, healthOk: true, healthRoute: 200, servedModels: ['qwen38'], maxModelLen: 262144, drift: false, envProfile: 'stable', memoryWarning: null, locked: null,
 };
 const DEAD: WatchdogCheck = { ...OK, container: { ...OK.container!, running: false, state: 'exited', exitMeaning: 'killed by SIGKILL' }, http: false, httpStatus: null, healthOk: false };
 const REQ: WatchdogRequest = { action: 'watchdog', version: 1, node: 'spark2', everyS: 60, after: 3, heal: true, healsPerHour: 2, confirmed: false };
@@ -45,8 +45,10 @@ test('judge: /health not 200 is down though /v1/models serves the model (a dead 
   assert.deepEqual(judge(dead, STATE), { verdict: 'down', reason: 'engine not healthy: /health 503', notes: [] });
   assert.equal(judge({ ...OK, healthRoute: 0 }, STATE).reason, 'engine not healthy: /health answered nothing');
   assert.equal(judge({ ...OK, healthRoute: 200 }, STATE).verdict, 'ok');
-  assert.equal(judge({ ...OK, healthRoute: null }, STATE).verdict, 'ok', 'not asked (older check, or no HTTP)');
-  assert.equal(judge(OK, STATE).verdict, 'ok', 'a check of an older run has no healthRoute');
+  // "good" needs /health 200: a check over HTTP that did not ask it (an older worker's) is not good.
+  assert.equal(judge({ ...OK, healthRoute: null }, STATE).reason, 'engine not healthy: /health not checked');
+  assert.equal(judge({ ...OK, healthRoute: undefined }, STATE).verdict, 'down');
+  assert.equal(judge({ ...OK, http: false, healthRoute: undefined }, STATE).verdict, 'ok', 'no HTTP allowed (protected, no --yes): the container alone');
   const rec = run([OK, dead, dead, dead]);
   assert.match(rec.disabled ?? '', /: engine not healthy: \/health 503$/);
   assert.deepEqual(watchdogStatusRequest({ node: 'spark2', confirmed: false }), { node: 'spark2', http: true, gpuProbe: false, yes: false, healthRoute: true });
