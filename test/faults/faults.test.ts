@@ -9,14 +9,14 @@
  * bench/results/faults.json. The table of every run also goes to test-output/faults.json.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
-import { freePortPair, killEmbeddedServerOnExit, runCli } from '../helpers/cli.js';
+import { freePortPair, killEmbeddedServerOnExit, runCli, startCli } from '../helpers/cli.js';
 import { snapshot, violations } from '../helpers/invariants.js';
 import { nodeEnv, startStack, type Outcome, type Stack } from '../helpers/stack.js';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -473,6 +473,223 @@ test('two controllers (two Temporal servers) deploy one node at once: exactly on
     stack.sim.node('spark18').setControl({ holdReady: false });
   }
   assertRow(record('two controllers on one node', results), ['succeeded', 'refused']);
+});
+
+const GATEWAY_FILE = (): string => path.join(stack.stateDir, 'gateway-backends.json');
+
+/** How many endpoints really serve now: enabled in the gateway file (not by the fallback) and answering GET /health 200. */
+async function servingNow(): Promise<{ n: number; who: string[] } | null> {
+  let eps: { name: string; baseUrl: string; enabled: boolean; reason?: string }[];
+  try {
+    eps = (JSON.parse(readFileSync(GATEWAY_FILE(), 'utf8')) as { models: { endpoints: typeof eps }[] }).models[0]?.endpoints ?? [];
+  } catch {
+    return null; // being replaced right now
+  }
+  const on = eps.filter((e) => e.enabled && !(e.reason ?? '').startsWith('kept enabled by the fallback'));
+  const ok = await Promise.all(on.map((e) => fetch(`${e.baseUrl.replace(/\/v1$/, '')}/health`, { signal: AbortSignal.timeout(500) }).then((r) => r.status === 200, () => false)));
+  const who = on.filter((_, i) => ok[i]).map((e) => e.name);
+  return { n: who.length, who };
+}
+
+/** Samples servingNow every 100 ms until `done` settles; returns the samples with no serving endpoint. */
+async function sampleWhile(done: Promise<unknown>): Promise<{ samples: number; zero: string[] }> {
+  let over = false;
+  void done.finally(() => (over = true));
+  const zero: string[] = [];
+  let samples = 0;
+  while (!over) {
+    const at = new Date().toISOString();
+    const s = await servingNow();
+    if (s !== null) {
+      samples += 1;
+      if (s.n === 0) zero.push(at);
+    }
+    await sleep(100);
+  }
+  return { samples, zero };
+}
+
+/** The node locks on `node` still held (state=held) in its lock dir. */
+function heldLocks(node: string): string[] {
+  const dir = path.join(stack.sim.node(node).paths.homeState, 'locks');
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.lock'));
+  } catch {
+    return [];
+  }
+  return files.filter((f) => /^state=held$/m.test(readFileSyncSafe(path.join(dir, f))));
+}
+
+/** The end of one node of a rollout, judged from the node itself and the state dir (invariants.ts), plus its lock. */
+function nodeEnd(node: string, b: ReturnType<typeof snapshot>, want: string | null): { status: Status; v: string[] } {
+  const state = (() => {
+    try {
+      return JSON.parse(readFileSync(path.join(stack.stateDir, 'nodes', `${node}.json`), 'utf8')) as { state: string; profile: string | null };
+    } catch {
+      return null;
+    }
+  })();
+  const starts = stack.sim.node(node).startShCalls().length - b.startCalls;
+  const status: Outcome['status'] = starts === 0 && state?.state !== 'failed' ? 'failed-untouched'
+    : state?.state === 'up' && (want === null || state.profile === want) ? 'succeeded' : state?.state === 'failed' ? 'failed-compensated' : 'failed-uncompensated';
+  const out: Outcome = { status, result: null, error: null };
+  const v = violations(stack, b, out).map((x) => `${node}: ${x}`);
+  if (status === 'succeeded' && starts !== 1) v.push(`${node}: up with ${starts} start.sh runs, not one deploy's`);
+  if (status === 'failed-uncompensated') v.push(`${node}: half-done: state ${state?.state ?? 'missing'}, ${starts} start.sh`);
+  const held = heldLocks(node);
+  if (held.length > 0) v.push(`${node}: node lock still held (${held.join(', ')})`);
+  return { status, v };
+}
+
+/**
+ * Issue 27 item 4: two rollouts at once must never leave the model with no serving endpoint (without
+ * --allow-outage). Here spark3 is the gateway node, spark5 listens on every address (both reachable), spark4 on
+ * loopback (unreachable, like spark2 without a tunnel). Shape 1 is the review's: `up --node spark4,spark5` and `up
+ * --node spark3,spark5` at once; shape 2 the plainest race: each rollout's first step takes one of the two serving
+ * nodes (`--node spark3,spark4` and `--node spark5,spark4`; one node alone would be a plain up, not guarded). Sampled
+ * every 0.1 s (the gateway file's enabled endpoints that answer /health 200).
+ */
+test('two rollouts at once: sampled every 0.1 s, never zero serving endpoints without --allow-outage', async () => {
+  const plain = readFileSync(stack.nodesFile, 'utf8');
+  stack.sim.writeNodesJson(stack.nodesFile, {
+    protected: [], gatewayNode: 'spark3',
+    transform: (j) => {
+      const nodes = j['nodes'] as Record<string, { env: Record<string, string> }>;
+      nodes['spark5']!.env['BIND'] = '0.0.0.0';
+      return j;
+    },
+  });
+  const results: { status: Status; v: string[] }[] = [];
+  try {
+    const shapes = [[['spark4', 'spark5'], ['spark3', 'spark5']], [['spark3', 'spark4'], ['spark5', 'spark4']]];
+    for (let i = 0; i < runs(1) * shapes.length; i++) {
+      await liveWorker();
+      for (const n of ['spark3', 'spark4', 'spark5']) {
+        const out = await endOf(await stack.start(stack.planUp(n, 'best', { restart: true })));
+        assert.ok(out !== 'stuck' && out.status === 'succeeded', `${n} came up before the round: ${JSON.stringify(out)}`);
+      }
+      const before = await servingNow();
+      assert.deepEqual(before?.who.sort(), ['spark3', 'spark5'], 'spark3 and spark5 serve before the rollouts');
+      const [a, b] = shapes[i % shapes.length]!;
+      const both = Promise.all([
+        runCli(['model', 'up', 'datagen', '--node', a!.join(','), '--restart'], stack.env),
+        sleep(random() * 200).then(() => runCli(['model', 'up', 'datagen', '--node', b!.join(','), '--restart', '--yes'], stack.env)),
+      ]);
+      const sampled = await sampleWhile(both);
+      const ends = await both;
+      for (const r of ends) {
+        const busy = /is busy: another deploy holds/.test(r.stdout);
+        if (r.code === 0) results.push({ status: 'succeeded', v: [] });
+        else if (r.code === 4 || busy) results.push({ status: 'refused', v: [] });
+        else results.push({ status: 'failed-uncompensated', v: [`rollout exit ${r.code}: ${r.stdout.slice(-600)}${r.stderr.slice(-600)}`] });
+      }
+      const v = sampled.zero.length > 0 ? [`no endpoint served at ${sampled.zero.length} of ${sampled.samples} samples (first ${sampled.zero[0]}): ${ends.map((r) => r.stdout.slice(-400)).join(' | ')}`] : [];
+      results.push({ status: 'succeeded', v }); // the round itself: its samples
+      console.log(`# two rollouts, shape ${(i % shapes.length) + 1}: exits ${ends.map((r) => r.code).join('/')}, ${sampled.samples} samples, ${sampled.zero.length} with none serving`);
+    }
+  } finally {
+    writeFileSync(stack.nodesFile, plain);
+  }
+  assertRow(record('two rollouts at once (sampled every 0.1 s)', results), ['succeeded', 'refused']);
+});
+
+/** Issue 27 item 10: `cancel --now` while a rollout's node waits for readiness. */
+test('cancel --now mid-rollout: the running node ends failed with its endpoint disabled and no lock held; the next is untouched', async () => {
+  const results: { status: Status; v: string[] }[] = [];
+  for (let i = 0; i < runs(1); i++) {
+    await liveWorker();
+    const [first, next] = ['spark10', 'spark11'];
+    const b1 = snapshot(stack, first!);
+    const b2 = snapshot(stack, next!);
+    stack.sim.node(first!).setControl({ holdReady: true });
+    const run = startCli(['model', 'up', i % 2 ? 'datagen' : 'best', '--node', `${first},${next}`, '--restart'], stack.env);
+    let r: Awaited<typeof run.done>;
+    try {
+      await waitUntil(async () => stack.sim.node(first!).startShCalls().length > b1.startCalls, 120_000);
+      await sleep(random() * 1000);
+      const c = await runCli(['model', 'cancel', '--node', first!, '--now'], stack.env);
+      assert.equal(c.code, 0, c.stdout + c.stderr);
+      r = await run.done;
+    } finally {
+      stack.sim.node(first!).setControl({ holdReady: false });
+    }
+    const one = nodeEnd(first!, b1, null);
+    const endpoint = (JSON.parse(readFileSync(GATEWAY_FILE(), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean; reason?: string }[] }[] }).models[0]?.endpoints.find((e) => e.name === first);
+    if (one.status === 'failed-compensated' && endpoint?.enabled && !(endpoint.reason ?? '').startsWith('kept enabled by the fallback')) one.v.push(`${first}: failed but its endpoint is enabled`);
+    if (r.code !== 13) one.v.push(`the rollout exited ${r.code}, not 13 (cancelled): ${r.stdout.slice(-600)}`);
+    results.push(one);
+    const two = nodeEnd(next!, b2, null);
+    if (two.status !== 'failed-untouched') two.v.push(`${next}: touched after the cancel (${two.status})`);
+    if (readFileSyncSafe(stack.sim.node(next!).envPath) !== (b2.env ?? '')) two.v.push(`${next}: .env changed`);
+    results.push(two);
+  }
+  assertRow(record('cancel --now mid-rollout', results), ['failed-compensated', 'failed-untouched']);
+});
+
+/** Issue 27 item 10: --max-parallel 2 while the only worker is SIGKILLed at a random point. */
+test('--max-parallel 2 under a worker SIGKILL: each node ends with exactly one deploy\'s effects, none locked or half-done', async () => {
+  const results: { status: Status; v: string[] }[] = [];
+  const nodes = ['spark6', 'spark7', 'spark8', 'spark9'];
+  for (let i = 0; i < runs(1); i++) {
+    await liveWorker();
+    const profile = i % 2 ? 'best' : 'datagen';
+    const bs = nodes.map((n) => snapshot(stack, n));
+    for (const n of nodes) stack.sim.node(n).setReadyDelay(1500);
+    const run = startCli(['model', 'up', profile, '--node', nodes.join(','), '--max-parallel', '2', '--restart'], stack.env);
+    const at = 1000 + random() * 6000;
+    await sleep(at);
+    const w = stack.workers.at(-1)!;
+    await w.kill('SIGKILL');
+    console.log(`# max-parallel 2: worker SIGKILLed ${Math.round(at)} ms in`);
+    await stack.startWorker();
+    const r = await run.done;
+    for (const n of nodes) stack.sim.node(n).setReadyDelay(300);
+    nodes.forEach((n, k) => {
+      const e = nodeEnd(n, bs[k]!, profile);
+      if (r.code === 0 && e.status !== 'succeeded') e.v.push(`${n}: the rollout succeeded but the node ended ${e.status}`);
+      results.push(e);
+    });
+    if (r.code !== 0) results.push({ status: 'failed-uncompensated', v: [`the rollout exited ${r.code}: ${r.stdout.slice(-800)}${r.stderr.slice(-400)}`] });
+  }
+  assertRow(record('--max-parallel 2 under a worker SIGKILL', results), ['succeeded', 'failed-compensated']);
+});
+
+/** Issue 27 item 5: a dead engine (/health 503, /v1/models 200) is healed by a real restart, not a same-identity no-op. */
+test('a dead engine is healed by a real restart: one stop, one start.sh, /health 200 after', async () => {
+  const results: { status: Status; v: string[] }[] = [];
+  const node = 'spark12';
+  for (let i = 0; i < runs(1); i++) {
+    await liveWorker();
+    const up = await endOf(await stack.start(stack.planUp(node, 'best', { restart: true })));
+    assert.ok(up !== 'stuck' && up.status === 'succeeded', JSON.stringify(up));
+    const n = stack.sim.node(node);
+    const b = snapshot(stack, node);
+    const stops = n.stopShCalls().length;
+    n.setControl({ engineDead: true });
+    const v: string[] = [];
+    try {
+      const on = await runCli(['model', 'watchdog', 'on', '--node', node, '--every', '2s', '--after', '1', '--heal'], stack.env);
+      assert.equal(on.code, 0, on.stdout + on.stderr);
+      const healed = async (): Promise<boolean> => {
+        const s = JSON.parse(readFileSyncSafe(path.join(stack.stateDir, 'nodes', `${node}.json`)) || '{}') as { watchdog?: { healsTotal?: number; judged?: string } };
+        return (s.watchdog?.healsTotal ?? 0) >= 1 && s.watchdog?.judged === 'ok';
+      };
+      await waitUntil(healed, 120_000, 300).catch(() => v.push(`${node}: never judged ok after a heal: ${readFileSyncSafe(path.join(stack.stateDir, 'nodes', `${node}.json`))}`));
+    } finally {
+      await runCli(['model', 'watchdog', 'off', '--node', node], stack.env);
+      n.setControl({ engineDead: false });
+    }
+    const starts = n.startShCalls().length - b.startCalls;
+    if (starts !== 1) v.push(`${node}: the heal ran start.sh ${starts} times, not once`);
+    if (n.stopShCalls().length - stops !== 1) v.push(`${node}: the heal ran stop.sh ${n.stopShCalls().length - stops} times, not once`);
+    if (n.stopShCalls().length - stops === 1 && starts === 1) {
+      const h = await fetch(`http://127.0.0.1:${n.vllmPort}/health`).then((r) => r.status, () => 0);
+      if (h !== 200) v.push(`${node}: /health ${h} after the heal`);
+    }
+    results.push({ status: v.length === 0 ? 'succeeded' : 'failed-uncompensated', v });
+  }
+  assertRow(record('dead engine healed by the watchdog (a real restart)', results), ['succeeded']);
 });
 
 test('no secret in any history, worker log or state file of the fault runs', async () => {
