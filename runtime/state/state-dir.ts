@@ -6,8 +6,9 @@
  *
  * So the state dir and its `temporal/`, `logs/` and `nodes/` must belong to the effective user and be writable by
  * nobody else (each subdirectory a real directory, not a symbolic link), and every directory above it must belong
- * to root or the user and be writable by nobody else unless sticky (as /tmp is): otherwise another user could move
- * the state dir away and put their own in its place. A directory pulse creates is made 0700 explicitly (whatever
+ * to root or the user and be writable by nobody else unless sticky (as /tmp is), and every symbolic link on the
+ * way must be root's or the user's: otherwise another user could move the state dir away (or re-point the link)
+ * and put their own in its place. A directory pulse creates is made 0700 explicitly (whatever
  * the umask); one it did not create is never changed, only refused, with one line that says how to fix it.
  * The files pulse keeps there are opened without following symbolic links and must be regular files of the
  * user's own (`openPrivateAppend`, `readPrivateFile`).
@@ -124,6 +125,18 @@ export function checkStateDir(dir: string, opts: { create?: boolean; subdir?: St
     }
   }
   for (const d of above) checkAncestor(d, abs, me);
+  // A link on the way is the link owner's to replace (in a sticky /tmp too): only root's or the user's are followed.
+  for (let d = abs; path.dirname(d) !== d; d = path.dirname(d)) {
+    let l: Stats;
+    try {
+      l = lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (l.isSymbolicLink() && l.uid !== 0 && l.uid !== me) {
+      refuse(`state dir ${abs}: ${d} is a symbolic link of ${userOf(l.uid)}, who could point it elsewhere: use the directory it names, or a state dir of your own (set PULSE_STATE_DIR)`);
+    }
+  }
   for (const sub of STATE_SUBDIRS) {
     const p = path.join(abs, sub);
     let s: Stats;

@@ -12,7 +12,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, lchownSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Connection, Client } from '@temporalio/client';
@@ -123,7 +123,7 @@ after(async () => {
     }
   }
   for (const d of extraDirs) {
-    await stopEmbeddedServer(d).catch(() => undefined);
+    for (const s of [d, path.join(d, 'state')]) await stopEmbeddedServer(s).catch(() => undefined);
     await removeDir(d);
   }
   await stopSimCli(sim, dir);
@@ -167,7 +167,7 @@ test('the planted state dir: refused, nothing run (another user\'s dir, and a gr
 test('a server.json in the operator\'s own dir that names another user\'s server is not trusted: pulse starts its own', { skip }, async () => {
   const envBefore = nodeFiles();
   const own = path.join(await tempDir('pulse-own-state-'), 'state');
-  extraDirs.push(own);
+  extraDirs.push(path.dirname(own));
   killEmbeddedServerOnExit(own);
   mkdirSync(path.join(own, 'temporal'), { recursive: true, mode: 0o700 });
   // Everything as pulse writes it (the user's own file, 0600, this dir's database and log): only the pid and port are the attacker's.
@@ -185,7 +185,7 @@ test('a server.json in the operator\'s own dir that names another user\'s server
 test('a worker log that is a link to another user\'s file is refused before anything starts; the file stays empty', { skip }, async () => {
   const envBefore = nodeFiles();
   const own = path.join(await tempDir('pulse-linked-log-'), 'state');
-  extraDirs.push(own);
+  extraDirs.push(path.dirname(own));
   killEmbeddedServerOnExit(own);
   mkdirSync(path.join(own, 'logs'), { recursive: true, mode: 0o700 });
   const target = path.join(evilDir, 'collect.log');
@@ -199,4 +199,24 @@ test('a worker log that is a link to another user\'s file is refused before anyt
   assert.equal(readFileSync(target, 'utf8'), '', 'nothing was written through the link');
   assert.ok(lstatSync(path.join(own, 'logs', 'worker.log')).isSymbolicLink());
   nodeUntouched(envBefore);
+});
+
+test('a state dir reached through another user\'s symbolic link, or under another user\'s directory, is refused', { skip }, async () => {
+  // The operator's own good dir, but named through a link the attacker owns (in sticky /tmp it may re-point it at will).
+  const own = path.join(await tempDir('pulse-linked-state-'), 'state');
+  extraDirs.push(path.dirname(own));
+  mkdirSync(own, { mode: 0o700 });
+  const link = path.join(path.dirname(path.dirname(own)), `pulse-evil-link-${randomBytes(3).toString('hex')}`);
+  extraDirs.push(link);
+  symlinkSync(own, link);
+  lchownSync(link, uid, gid);
+  const viaLink = await runCli(['model', 'status', '--no-http'], { ...env, PULSE_STATE_DIR: link });
+  assert.equal(viaLink.code, 4, viaLink.stdout + viaLink.stderr);
+  assert.match(viaLink.stderr, new RegExp(`state dir ${link}: ${link} is a symbolic link of ${user} \\(uid ${uid}\\), who could point it elsewhere`));
+  // Root's own 0700 dir inside a directory the attacker owns: they could move it away and put theirs in its place.
+  const inside = path.join(evilDir, 'root-state');
+  mkdirSync(inside, { mode: 0o700 });
+  const under = await runCli(['model', 'status', '--no-http'], { ...env, PULSE_STATE_DIR: inside });
+  assert.equal(under.code, 4, under.stdout + under.stderr);
+  assert.match(under.stderr, new RegExp(`state dir ${inside}: the directory above it, ${evilDir}, belongs to ${user} \\(uid ${uid}\\), who could replace the state dir`));
 });
