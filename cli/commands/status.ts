@@ -188,7 +188,11 @@ async function watchRounds(opts: StatusOptions, everyS: number): Promise<number>
       if (tty) {
         const width = widthOf(out);
         const frame = `${head}${body}`;
-        out.write(`${shown === '' ? '' : `\u001b[${rowsOf(shown, width)}A\r\u001b[J`}${frame}`);
+        // The cursor can go back up over the last frame only while it is all on screen; a taller one (--wide on a
+        // small terminal) is redrawn from the top of a cleared screen instead, as watch(1) does.
+        const tall = out.rows !== undefined && out.rows > 0 && (rowsOf(shown, width) >= out.rows || rowsOf(frame, width) >= out.rows);
+        const back = shown === '' ? '' : tall ? '\u001b[H\u001b[2J' : `\u001b[${rowsOf(shown, width)}A\r\u001b[J`;
+        out.write(`${back}${frame}`);
         shown = frame;
       } else out.write(`${head}${body}${opts.json ? '' : '\n'}`);
       let timer: NodeJS.Timeout | undefined;
@@ -199,6 +203,8 @@ async function watchRounds(opts: StatusOptions, everyS: number): Promise<number>
     process.off('SIGINT', end);
     process.off('SIGTERM', end);
   }
+  // A round cut short by Ctrl-C leaves its ssh sessions to their timeouts: do not wait for them (status only reads).
+  if (ending) setTimeout(() => process.exit(), 200).unref();
   return last ?? EXIT_DETACHED;
 }
 

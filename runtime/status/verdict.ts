@@ -51,3 +51,15 @@ function wordOf(s: Signals): HealthWord {
   if (last === 'up' || last === 'starting') return 'down';
   return 'stopped';
 }
+
+/**
+ * The health words of a node that can take traffic now: it answers healthy (`serving`), or its container runs and it
+ * was not asked (`running`: no HTTP, a protected node without --yes). The availability guard's notion of serving is
+ * this and the gateway file's (runtime/fleet/rollout.ts servingEndpoint): an enabled endpoint whose node can.
+ */
+export const TAKES_TRAFFIC: ReadonlySet<HealthWord> = new Set(['serving', 'running']);
+
+/** The nodes a status run shows unable to take traffic (for the guard's notServing), with their health word. */
+export function notServingOf(nodes: Pick<NodeStatus, 'node' | 'verdict'>[]): Map<string, HealthWord> {
+  return new Map(nodes.filter((n) => !TAKES_TRAFFIC.has(n.verdict)).map((n) => [n.node, n.verdict]));
+}
