@@ -42,7 +42,7 @@ test('nothing serves yet: the rollout is not refused by the guard, neither its d
   assert.deepEqual(['simA', 'simB', 'simC'].map(starts), [1, 1, 1]);
 });
 
-test('a plain up on the last endpoint that serves says so in its dry-run plan and on screen, and still runs', async () => {
+test('a plain up (or down) on the last endpoint that serves says so in its dry-run plan and on screen, and still runs', async () => {
   // simA becomes the gateway node: its server (up since the rollout) is now the one endpoint that serves.
   sim!.writeNodesJson(env['PULSE_NODES']!, { protected: [], gatewayNode: 'simA' });
   const frag = await runCli(['model', 'fragment'], env);
@@ -57,4 +57,7 @@ test('a plain up on the last endpoint that serves says so in its dry-run plan an
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, new RegExp(`^warning: ${line.source}`, 'm'), r.stdout);
   assert.equal(starts('simA'), 2);
+  const down = await runCli(['model', 'down', '--node', 'simA'], env);
+  assert.equal(down.code, 0, down.stdout + down.stderr);
+  assert.match(down.stdout, /^warning: simA is the last endpoint that serves the model in the gateway backend file: after this down the model has none/m, down.stdout);
 });
