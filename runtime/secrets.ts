@@ -18,3 +18,13 @@ export function redactSecrets(text: string): string {
 export function isSecretKey(key: string): boolean {
   return (SECRET_KEYS as readonly string[]).includes(key);
 }
+
+/**
+ * The node's stand-ins for the lines of a .env that name a secret (prelude.sh pulse_env_public): what of a .env
+ * leaves the node is its text with each such line replaced by one of these, so no part of a value ever does.
+ * A secret line pulse carries (HF_TOKEN/API_KEY, one plain KEY=value line), a comment that names a secret, any other
+ * (a line pulse cannot carry, VLLM_API_KEY=..., the rest of a quoted or continued value such a line starts).
+ */
+export const SECRET_LINE_MARK = '@@PULSE_SECRET_LINE@@';
+export const SECRET_COMMENT_MARK = '# @@PULSE_SECRET_COMMENT@@';
+export const SECRET_OTHER_MARK = '@@PULSE_SECRET_OTHER@@';

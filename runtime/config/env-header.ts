@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EnvIdentity } from '../model/index.js';
+import { SECRET_LINE_MARK } from '../secrets.js';
 
 /** The six `# pulse-*:` header fields of a rendered .env. */
 export interface EnvHeader {
@@ -33,9 +34,23 @@ export function assignmentLines(text: string): string[] {
     .filter((l) => !CARRIED_SECRET_KEYS.some((k) => l.startsWith(`${k}=`)));
 }
 
-/** The sha256 of the file's assignment lines as they are now (compare with the header to detect an edit). */
+const HEADER_LINE = new RegExp(`^# pulse-(${FIELDS.join('|')}): `);
+
+/**
+ * The lines the integrity hash covers: every line of the text but the `# pulse-<field>:` header lines and the carried
+ * secret lines (the node's SECRET_LINE_MARK, or a plain HF_TOKEN=/API_KEY= line of a text that never left the
+ * node). For a file as pulse wrote it these are its assignment lines; a command, a comment, a blank line or a secret
+ * line pulse cannot carry is one more line, so the hash no longer matches. prelude.sh pulse_body_sha hashes the same.
+ */
+export function integrityLines(text: string): string[] {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.filter((l) => !HEADER_LINE.test(l) && l !== SECRET_LINE_MARK && !CARRIED_SECRET_KEYS.some((k) => l.startsWith(`${k}=`)));
+}
+
+/** The integrity hash of a .env as it is now (integrityLines): its header's sha256 when pulse wrote it and nobody edited it. */
 export function envBodySha256(text: string): string {
-  return sha256OfLines(assignmentLines(text));
+  return sha256OfLines(integrityLines(text));
 }
 
 /** The `# pulse-*:` header of a rendered .env, or null when the file was not rendered by pulse. */

@@ -4,10 +4,9 @@
  * secret value is ever here; a secret key's value is masked all the same, wherever one shows up.
  */
 import { mountKey, pairText, parseDockerArgs, type DockerPair } from '../config/docker-args.js';
-import { isSecretKey } from '../secrets.js';
+import { isSecretKey, SECRET_LINE_MARK, SECRET_OTHER_MARK } from '../secrets.js';
 
-/** status.sh's stand-in for a line that names a secret (runtime/scripts/status.sh _SECRET_MARK). */
-export const SECRET_LINE_MARK = '@@PULSE_SECRET_LINE@@';
+export { SECRET_LINE_MARK } from '../secrets.js';
 export const MASK = '<secret>';
 
 export interface KeyDifference {
@@ -39,7 +38,7 @@ export function envValues(text: string): { values: Map<string, string>; secretLi
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = (lines[i] ?? '').replace(/^[ \t]+/, '');
-    if (line === SECRET_LINE_MARK) {
+    if (line === SECRET_LINE_MARK || line === SECRET_OTHER_MARK) {
       secretLines += 1;
       continue;
     }

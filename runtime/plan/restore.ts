@@ -5,18 +5,31 @@
  * catalog) with the backup's own expectations: its mounts and files for preflight, its SERVED_MODEL_NAME,
  * MAX_MODEL_LEN, BIND and PORT for readiness and verify, the proof lines of its profile.
  *
- * The check before use: the backup's pulse header must be complete, name this node, and its sha256 must be the
- * sha256 of its assignment lines. A backup edited by hand or never written by pulse is refused unless --force.
+ * The checks before use (each names a line number and a key, never a line's text):
+ * - the backup itself, on the node (runtime/scripts/read-backup.sh): a regular file pulse wrote (no symbolic link,
+ *   owned by the ssh user, not writable by group or others), whose secret lines pass preflight's secret check;
+ *   refused otherwise, --force or not;
+ * - pulse wrote it, for this node and this recipe, and nobody edited it: its pulse header is complete, names this
+ *   node and the recipe whose dir holds it, and its sha256 is the integrity hash of every line but the header and
+ *   the carried secret lines (runtime/config/env-header.ts). Refused unless --force;
+ * - what bash will run when start.sh sources it: only blank lines, comments, the carried secret lines and one-line
+ *   `KEY=value` assignments (KEY="value", KEY='value' or KEY=word) of a key that is no shell variable, with values
+ *   of the characters a profile may use. Anything else (a command, a multi-line value, `$(...)`) is refused, --force
+ *   or not: --force restores an edited file, never a line that runs a command;
+ * - pulse runs it: a backup of a render-only profile, or in the dir of a recipe no runnable profile uses, is refused.
  */
 import path from 'node:path';
 import type { NodesConfig } from '../config/nodes.js';
 import { nodeOf } from '../config/nodes.js';
 import { parseDockerArgs } from '../config/docker-args.js';
-import { assignmentLines, envBodySha256, parseEnvHeader } from '../config/env-header.js';
+import { envBodySha256, parseEnvHeader } from '../config/env-header.js';
 import type { Profile } from '../config/profile.js';
+import { SHELL_KEYS } from '../config/profile-rules.js';
+import { pasteProblem, wordProblem } from '../config/safe.js';
 import { diffEnv } from './env-diff.js';
 import { PulseError } from '../errors.js';
 import type { PlanMount, UpPlan } from '../model/index.js';
+import { SECRET_COMMENT_MARK, SECRET_LINE_MARK, SECRET_OTHER_MARK, isSecretKey } from '../secrets.js';
 import { DEFAULT_READY_TIMEOUT_S, fleetOf, ownBackupPath, stampOf } from './plan.js';
 import { utc } from '../format.js';
 import { vllmInt } from '../vllm/int.js';
@@ -24,25 +37,62 @@ import { vllmInt } from '../vllm/int.js';
 /** The profile name of a .env without a pulse header that --force restored (it names no profile). */
 export const UNMANAGED_PROFILE = 'unmanaged';
 
-/** Why a .env may not be restored without --force, or null when it is a pulse .env of this node, unedited. */
-export function backupProblem(text: string, node: string): string | null {
+/**
+ * Why a .env may not be restored without --force, or null when it is a pulse .env of this node and recipe, unedited.
+ * `text` is the backup's public text (the node replaced its secret lines by markers).
+ */
+export function backupProblem(text: string, node: string, recipe: string): string | null {
   const h = parseEnvHeader(text);
   if (!h) return 'it has no pulse header: pulse never wrote it';
   if (h.node !== node) return `its pulse header names node ${h.node}, not ${node}`;
+  if (h.recipe !== recipe) return `its pulse header names recipe ${h.recipe}, but it is in the dir of recipe ${recipe}`;
   const body = envBodySha256(text);
-  if (body !== h.sha256) return `its assignment lines hash to ${body.slice(0, 12)}, its pulse header says ${h.sha256.slice(0, 12)}: it was edited after pulse wrote it`;
+  if (body !== h.sha256) return `its lines hash to ${body.slice(0, 12)}, its pulse header says ${h.sha256.slice(0, 12)}: it was edited after pulse wrote it`;
   return null;
 }
 
-/** The key map of a .env's assignment lines (KEY="value", KEY='value' or KEY=word, one line each), or a problem. */
+const ASSIGNMENT = /^(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"]*)"|'([^']*)'|([^"'\s]*))(?:[ \t]+#.*)?[ \t]*$/;
+
+/**
+ * The key map of a backup's public text, or the first line that is not in the grammar a restore accepts (see the file
+ * comment), by number and key only: the text of a line is never quoted (it could hold a secret pulse did not see).
+ */
 export function assignmentValues(text: string): { values: Record<string, string> } | { problem: string } {
   const values: Record<string, string> = {};
-  for (const line of assignmentLines(text)) {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"$`\\]*)"|'([^']*)'|([A-Za-z0-9_./:=,@+%-]*))\s*$/.exec(line);
-    if (!m || m[1] === undefined) return { problem: `line ${JSON.stringify(line.slice(0, 60))} is not KEY="value" on one line` };
-    values[m[1]] = m[2] ?? m[3] ?? m[4] ?? '';
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  for (const [i, line] of lines.entries()) {
+    const at = `line ${i + 1}`;
+    if (line === SECRET_LINE_MARK || line === SECRET_COMMENT_MARK || /^[ \t]*(#.*)?$/.test(line)) continue;
+    if (line === SECRET_OTHER_MARK) {
+      return { problem: `${at} names a secret (HF_TOKEN, API_KEY, VLLM_API_KEY) but is not a line pulse carries (HF_TOKEN or API_KEY, one plain KEY=value line): pulse never restores it` };
+    }
+    const m = ASSIGNMENT.exec(line);
+    if (!m || m[1] === undefined) return { problem: `${at} is not a blank line, a comment or a one-line KEY="value": pulse restores nothing else, --force or not` };
+    const key = m[1];
+    const quoted = m[2] !== undefined || m[3] !== undefined;
+    const value = m[2] ?? m[3] ?? m[4] ?? '';
+    const bad = isSecretKey(key) ? `${key} is a secret key`
+      : (SHELL_KEYS as readonly string[]).includes(key) || key.startsWith('BASH_FUNC_') ? `${key} is a shell variable that changes how bash runs start.sh`
+        : key === 'TP1_CONTAINER_NAME' ? `${key} names the container, which belongs to the recipe` : null;
+    if (bad) return { problem: `${at}: ${bad}; pulse never restores it` };
+    const p = quoted ? pasteProblem(value) : wordProblem(value);
+    if (p) return { problem: `${at}: ${key}: its value ${p}; pulse never restores it` };
+    values[key] = value;
   }
   return { values };
+}
+
+/** Why pulse may not run what a backup in `recipe`'s dir with the header's `profile` holds, --force or not; or null. */
+function runProblem(profiles: ReadonlyMap<string, Profile>, recipe: string, profile: Profile | null): string | null {
+  if (profile && !profile.runnable) return `its profile ${profile.name} is render-only (pulse-runnable: false): pulse never runs it`;
+  const of = [...profiles.values()].filter((p) => p.recipe === recipe);
+  if (!of.some((p) => p.runnable)) {
+    return of.length === 0
+      ? `no profile of pulse runs recipe ${recipe}: pulse never runs it`
+      : `recipe ${recipe} is render-only (its profiles ${of.map((p) => p.name).join(', ')} are): pulse never runs it`;
+  }
+  return null;
 }
 
 function mountsOf(dockerArgs: string): PlanMount[] {
@@ -85,14 +135,17 @@ export function buildRestorePlan(config: NodesConfig, profiles: ReadonlyMap<stri
   const [recipeName, recipe] = recipeOfBackup(config, opts.node, opts.backup);
   const refuse = (why: string, hint?: string): PulseError =>
     new PulseError('refused', `backup ${opts.backup}: ${why}`, hint ? { hint } : {});
-  const problem = backupProblem(opts.text, opts.node);
-  if (problem && !opts.force) throw refuse(`${problem}; nothing was stopped (add --force to restore it as it is)`);
+  // What --force cannot pass comes first: a line bash would run, a profile or recipe pulse never runs.
   const read = assignmentValues(opts.text);
-  if ('problem' in read) throw refuse(read.problem);
+  if ('problem' in read) throw refuse(`${read.problem}; nothing was stopped`);
   const { values } = read;
   const header = parseEnvHeader(opts.text);
   const profileName = header?.profile ?? UNMANAGED_PROFILE;
   const profile = profiles.get(profileName) ?? null;
+  const cannotRun = runProblem(profiles, recipeName, profile);
+  if (cannotRun) throw refuse(`${cannotRun}; nothing was stopped`);
+  const problem = backupProblem(opts.text, opts.node, recipeName);
+  if (problem && !opts.force) throw refuse(`${problem}; nothing was stopped (add --force to restore it as it is)`);
   let mounts: PlanMount[];
   try {
     mounts = mountsOf(values['EXTRA_DOCKER_ARGS'] ?? '');
@@ -109,7 +162,8 @@ export function buildRestorePlan(config: NodesConfig, profiles: ReadonlyMap<stri
     protected: node.protected,
     confirmed: opts.yes,
     experimental: false,
-    recipe: { name: header?.recipe ?? recipeName, dir: recipe.dir, start: recipe.start, stop: recipe.stop, container: recipe.container },
+    // The recipe whose dir holds the backup, never the header's: the lock, the stop and the start act on this one.
+    recipe: { name: recipeName, dir: recipe.dir, start: recipe.start, stop: recipe.stop, container: recipe.container },
     env: {
       text: opts.text,
       // The identity of the bytes as they are (a forced, edited file: the sha of its body, not its header's).

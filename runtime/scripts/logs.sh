@@ -1,6 +1,7 @@
 # logs: the container's log (docker logs) or a deploy's start log (the recipe's logs/pulse-up-*.log), read-only.
-# Every line leaves the node as a `log` record, through pulse_redact like all output (the prelude installed it with
-# the .env files of every recipe in PULSE_RECIPES), so API_KEY and HF_TOKEN values never reach the controller.
+# Every line is redacted raw, before it is encoded (pulse_redact_raw), then leaves the node as a `log` record through
+# pulse_redact like all output (the prelude installed it with the .env files of every recipe in PULSE_RECIPES), so
+# API_KEY and HF_TOKEN values never reach the controller, in any form the log prints them.
 # Inputs:
 #   PULSE_RECIPES     one recipe per line: name<TAB>dir<TAB>container (the first one whose container runs is read;
 #                     else the first whose container exists; else the first)
@@ -36,10 +37,12 @@ if [[ $pick_status == absent ]] && ! pulse_docker_answers; then
   pick_status=unknown
 fi
 
-# Each line as one record: JSON-escaped by awk (one process for the whole stream, not one per line); other control
-# characters (a progress bar's carriage returns, colour codes) are dropped, as the printer would drop them anyway.
+# Each line as one record: its secret values redacted as the log wrote them (pulse_redact_raw: raw, JSON- or
+# backslash-escaped), then JSON-escaped by awk (one process for the whole stream, not one per line; `&&` doubles a
+# backslash in mawk and gawk alike); other control characters (a progress bar's carriage returns, colour codes) are
+# dropped, as the printer would drop them anyway. The record then leaves through the prelude's filter as well.
 as_records() {
-  env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
+  pulse_redact_raw | env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
     n = split($0, seg, "\r")
     if (segments != 1) {
       # What a terminal shows of a line that carriage returns rewrote (the updates of a tqdm bar): each segment writes
@@ -51,7 +54,7 @@ as_records() {
     for (i = 1; i <= n; i++) {
       s = seg[i]
       if (segments == 1 && s == "") continue
-      gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, "\\t", s); gsub(/[\001-\037\177]/, "", s)
+      gsub(/\\/, "&&", s); gsub(/"/, "\\\"", s); gsub(/\t/, "\\t", s); gsub(/[\001-\037\177]/, "", s)
       printf "@pulse {\"kind\":\"log\",\"line\":\"%s\"}\n", s
     }
     fflush()

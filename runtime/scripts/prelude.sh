@@ -95,8 +95,14 @@ if "$_PULSE_AWK" -W version </dev/null 2>/dev/null | grep -q mawk; then _PULSE_A
 # continuation, a second definition with another value) is a problem, reported by line and key, never by value.
 # Modes: keys (list keys), get (one value then `x`, so trailing newlines survive command substitution),
 # secrets (`bad<TAB>line<TAB>key<TAB>why` per problem, then `set<TAB>key<TAB>KEY="value"` per carried secret),
-# redact (the .env files, then stdin `-`: each line of stdin with every secret value of 8 characters or more, as
-# written and JSON-escaped, replaced by <redacted:KEY>; a value of a line it cannot carry counts too).
+# redact (the .env files, then stdin `-`: each line of stdin with every secret value of 8 characters or more
+# replaced by <redacted:KEY>, in each form a log prints it: as written, JSON-escaped, backslash-escaped as Python's
+# repr does (vLLM's `non-default args: {...}` line), and each of those JSON-escaped again (a record of it); a value of
+# a line it cannot carry counts too),
+# public (one file: what of a .env may leave the node, the one rule for status, diff, a rollback's backup and the
+# integrity hash: every line that names HF_TOKEN, API_KEY or VLLM_API_KEY is replaced, and so is the rest of a
+# quoted value or a continued line it starts; a secret line the parser carries by
+# @@PULSE_SECRET_LINE@@, a comment that names one by `# @@PULSE_SECRET_COMMENT@@`, any other by @@PULSE_SECRET_OTHER@@).
 _PULSE_ENV_AWK='
 function is_secret(k) { return k == "HF_TOKEN" || k == "API_KEY" }
 function mentions(s, t) {
@@ -107,7 +113,7 @@ function mentions(s, t) {
 }
 function tail_ok(t) { return t ~ /^([ \t]+(#.*)?)?$/ }
 function bad(k, why, r) {
-  nbad++; bad_line[nbad] = FNR; bad_key[nbad] = k; bad_why[nbad] = why; bad_of[k] = 1
+  nbad++; bad_line[nbad] = FNR; bad_key[nbad] = k; bad_why[nbad] = why; bad_of[k] = 1; bad_at[FNR] = 1
   r = $0; if (!sub(/^[^=]*=/, "", r)) return
   gsub(/^[ \t"\047]+|[ \t"\047\\\r]+$/, "", r); raw[r] = k
 }
@@ -131,7 +137,7 @@ function secret(k, rest, q, i, v, t) {
   raw[v] = k
   if ((k in sval) && sval[k] != v) return bad(k, "it defines " k " again, with another value than line " sline[k])
   if (!(k in sval)) order[++nset] = k
-  sval[k] = v; sline[k] = FNR
+  sval[k] = v; sline[k] = FNR; carried[FNR] = 1
   emit(k, v)
 }
 function other_line(line, k) {
@@ -142,13 +148,28 @@ function other_line(line, k) {
   if (line ~ /^(declare|typeset|readonly|local|unset|read|printf|eval|source|\.)[ \t]/) return bad(k, "it sets " k " with a shell command, not a plain KEY=value line")
   return bad(k, "it is not a plain " k "=value line")
 }
-function redact_prepare(v, n, i, j, t) {
-  for (v in raw) if (length(v) >= 8) { n++; rv[n] = v; rk[n] = raw[v] }
-  for (i = 2; i <= n; i++) for (j = i; j > 1 && length(rv[j]) > length(rv[j - 1]); j--) {
+# A backslash before each character of `set` in t, by hand: what gsub makes of a backslash in its replacement differs
+# between mawk (DGX OS) and gawk (a replacement of two backslashes gives one in mawk).
+function esc(t, set, out, i, c) {
+  out = ""
+  for (i = 1; i <= length(t); i++) { c = substr(t, i, 1); out = out (index(set, c) ? "\\" c : c) }
+  return out
+}
+function json_esc(t) { return esc(t, "\\\"") }
+function bs_esc(t) { return esc(t, "\\") }
+function add_form(f, k) { if (!(f in seen_form)) { seen_form[f] = 1; n_form++; rv[n_form] = f; rk[n_form] = k } }
+# Each value in every form a log can print it (see redact above), longest first, so a form that holds another is
+# replaced whole.
+function redact_prepare(v, k, i, j, t, f, q) {
+  for (v in raw) if (length(v) >= 8) {
+    k = raw[v]; f = bs_esc(v); q = esc(v, "\\\047")
+    add_form(v, k); add_form(json_esc(v), k); add_form(f, k); add_form(q, k)
+    add_form(json_esc(f), k); add_form(json_esc(q), k)
+  }
+  for (i = 2; i <= n_form; i++) for (j = i; j > 1 && length(rv[j]) > length(rv[j - 1]); j--) {
     t = rv[j]; rv[j] = rv[j - 1]; rv[j - 1] = t; t = rk[j]; rk[j] = rk[j - 1]; rk[j - 1] = t
   }
-  for (i = 1; i <= n; i++) { t = rv[i]; gsub(/\\/, "\\\\", t); gsub(/"/, "\\\"", t); rj[i] = t }
-  nred = n; ready = 1
+  nred = n_form; ready = 1
 }
 function replace_all(s, v, by, i, out) {
   out = ""
@@ -156,11 +177,30 @@ function replace_all(s, v, by, i, out) {
   return out s
 }
 function redact(s, i) {
-  for (i = 1; i <= nred; i++) { s = replace_all(s, rv[i], "<redacted:" rk[i] ">"); if (rj[i] != rv[i]) s = replace_all(s, rj[i], "<redacted:" rk[i] ">") }
+  for (i = 1; i <= nred; i++) s = replace_all(s, rv[i], "<redacted:" rk[i] ">")
   return s
+}
+# public mode: whether a line names a secret (the word, not a longer name such as MY_API_KEY).
+function names_secret(l) {
+  return l ~ /(^|[^A-Za-z0-9_])(VLLM_API_KEY|API_KEY|HF_TOKEN)([^A-Za-z0-9_]|$)/
 }
 mode == "redact" && FILENAME == "-" { if (!ready) redact_prepare(); print redact($0); fflush(); next }
 FNR == 1 { inq = ""; cont = 0 }
+# public: decide before the parser reads the line (inq and cont are still the state of the line before).
+mode == "public" {
+  pub_n = FNR; pub[FNR] = $0
+  if (p_cont) { p_cont = /\\$/; pub_mask[FNR] = 1 }
+  else if (p_skip) { if (index($0, p_q)) p_skip = 0; pub_mask[FNR] = 1 }
+  else if (names_secret($0)) {
+    pub_mask[FNR] = 1
+    if (inq == "" && !cont && $0 ~ /^[ \t]*#/) pub_comment[FNR] = 1
+    else {
+      v = $0; sub(/^[^=]*=/, "", v); p_q = substr(v, 1, 1)
+      if ((p_q == "\"" || p_q == "\047") && !index(substr(v, 2), p_q)) p_skip = 1
+      p_cont = /\\$/
+    }
+  }
+}
 {
   line = $0
   if (inq != "") {
@@ -195,6 +235,12 @@ FNR == 1 { inq = ""; cont = 0 }
   emit(key, rest)
 }
 END {
+  if (mode == "public") for (i = 1; i <= pub_n; i++) {
+    if (!(i in pub_mask)) print pub[i]
+    else if (i in pub_comment) print "# @@PULSE_SECRET_COMMENT@@"
+    else if ((i in carried) && !(i in bad_at)) print "@@PULSE_SECRET_LINE@@"
+    else print "@@PULSE_SECRET_OTHER@@"
+  }
   if (mode == "get") { if (!found || (want in bad_of)) exit 1; printf "%sx", val }
   if (mode == "secrets") {
     for (i = 1; i <= nbad; i++) printf "bad\t%d\t%s\t%s\n", bad_line[i], bad_key[i], bad_why[i]
@@ -215,9 +261,10 @@ pulse_env_get() {
   printf '%s' "${out%x}"
 }
 
-# A .env without its HF_TOKEN/API_KEY lines (any line that sets or exports one): what of a backup may leave the node.
+# What of a .env may leave the node (mode=public above): every line that names a secret replaced by a marker. The one
+# rule for status's text, diff, a rollback's backup and the live .env's text, and the integrity hash below.
 pulse_env_public() {
-  grep -vE '^[[:space:]]*(export[[:space:]]+)?(HF_TOKEN|API_KEY)\+?=' -- "$1" || true
+  env -i "$_PULSE_AWK" -v mode=public -v want= "$_PULSE_ENV_AWK" "$1"
 }
 
 # The carry-over plan of a .env's HF_TOKEN/API_KEY lines (mode=secrets above); never printed as it is.
@@ -232,15 +279,52 @@ pulse_redact() {
   env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v mode=redact -v want= "$_PULSE_ENV_AWK" "$@" -
 }
 
+# A filter for raw text before a script encodes it (a log line before it becomes a record): pulse_redact with the
+# .env files pulse_redact_output found, so the value is replaced in the form the log wrote it, before any escaping.
+_PULSE_REDACT_ENVS=()
+pulse_redact_raw() {
+  if ((${#_PULSE_REDACT_ENVS[@]} > 0)); then pulse_redact "${_PULSE_REDACT_ENVS[@]}"; else cat; fi
+}
+
 # A pulse header of a .env (`# pulse-<name>: value`): pulse_env_header NAME FILE.
 pulse_env_header() {
   sed -n "s/^# pulse-$1: //p" "$2" | head -n 1
 }
 
-# The sha256 of a .env's assignment lines without the carried secret lines: what `# pulse-sha256:` says when the body
-# is the one pulse rendered (runtime/config/env-header.ts sha256OfLines hashes the same lines).
+# The integrity hash of a .env: the sha256 of every line of its public text but the six `# pulse-<field>:` header
+# lines and the carried secret lines (@@PULSE_SECRET_LINE@@). For a file as pulse wrote it, those are its assignment
+# lines, which `# pulse-sha256:` hashes; any other line (a command, a comment, a blank, a secret line pulse cannot
+# carry) changes it. runtime/config/env-header.ts envBodySha256 hashes the same lines of the same text.
 pulse_body_sha() {
-  awk '/^[A-Za-z_][A-Za-z0-9_]*=/ && !/^(HF_TOKEN|API_KEY)=/' "$1" | sha256sum | cut -d' ' -f1
+  # grep -v exits 1 when every line goes (a .env of secret lines only): not a failure here.
+  pulse_env_public "$1" | { grep -vE '^(# pulse-(profile|node|recipe|overlay|rendered|sha256): |@@PULSE_SECRET_LINE@@$)' || true; } |
+    sha256sum | cut -d' ' -f1
+}
+
+# pulse_copy_regular SRC DEST: copies SRC to DEST (a private file) only when SRC is what pulse writes as a .env or
+# backup: a regular file, not a symbolic link, owned by this user, not writable by group or others, with one link.
+# The checks are made on the file that was opened (its descriptor), so a swap of SRC between check and read is seen.
+# Otherwise prints why not (one phrase, no content) and returns 1; DEST is then empty.
+pulse_copy_regular() {
+  local src=$1 dest=$2 fd opened named uid mode links type
+  : >"$dest"
+  if [[ -L $src ]]; then printf 'it is a symbolic link, not a file pulse wrote'; return 1; fi
+  if [[ ! -e $src ]]; then printf 'it is not there'; return 1; fi
+  if [[ ! -f $src ]]; then printf 'it is not a regular file'; return 1; fi
+  { exec {fd}<"$src"; } 2>/dev/null || { printf 'it cannot be read'; return 1; }
+  opened=$(stat -L -c '%d:%i %u %a %h %F' "/proc/$BASHPID/fd/$fd" 2>/dev/null) || opened=
+  named=$(stat -c '%d:%i %F' -- "$src" 2>/dev/null) || named=
+  read -r _ uid mode links type <<<"$opened"
+  local why=
+  if [[ -z $opened || ${opened%% *} != "${named%% *}" || $named != *' regular '* ]]; then why='it changed while it was read (replaced or turned into a link)'
+  elif [[ $type != regular* ]]; then why='it is not a regular file'
+  elif [[ $uid != "$EUID" ]]; then why="it is owned by uid $uid, not by the ssh user (uid $EUID) that pulse writes it as"
+  elif ((8#$mode & 8#022)); then why="group or others may write it (mode $mode)"
+  elif [[ $links != 1 ]]; then why="it has $links hard links (pulse writes one)"
+  fi
+  if [[ -n $why ]]; then exec {fd}<&-; printf '%s' "$why"; return 1; fi
+  cat <&"$fd" >"$dest" || { exec {fd}<&-; printf 'it cannot be read'; return 1; }
+  exec {fd}<&-
 }
 
 pulse_env_norm() {
@@ -338,6 +422,7 @@ pulse_redact_output() {
   while IFS=$'\t' read -r _ f _; do
     [[ -z $f || ! -r $f/.env ]] || envs+=("$f/.env")
   done <<<"${PULSE_RECIPES:-}"
+  _PULSE_REDACT_ENVS=("${envs[@]}")
   ((${#envs[@]} > 0)) || return 0
   exec 3>&2
   exec 2> >(pulse_redact "${envs[@]}" >&3 2>/dev/null)

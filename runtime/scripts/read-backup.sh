@@ -1,14 +1,26 @@
-# read-backup: a rollback's source, read-only. The backup's text without its HF_TOKEN/API_KEY lines (those never
-# leave the node: the write step copies the file itself), and the same of the live .env for the key difference.
+# read-backup: a rollback's source, read-only. The backup's public text (prelude pulse_env_public: every line that
+# names a secret replaced by a marker; the secret lines never leave the node, the write step copies the file itself),
+# and the same of the live .env for the key difference. The backup must be a file as pulse writes them (a regular
+# file, no symbolic link, owned by the ssh user, not writable by group or others: pulse_copy_regular), and its
+# secret lines must pass preflight's secret check (pulse_env_secrets), or the rollback is refused, --force or not,
+# before anything stops. Everything is read from one private copy, so what is checked is what is reported.
 # Inputs: PULSE_BACKUP_PATH, PULSE_ENV_PATH.
-# Records: backup{exists,b64,secretLines}, current{exists,b64}.
-secret_re='^[[:space:]]*(export[[:space:]]+)?(HF_TOKEN|API_KEY)\+?='
+# Records: backup{exists,refused,b64,secretLines}, problem{line,key,why} per secret line pulse cannot carry (never
+# its text), current{exists,b64}.
+_rb_tmp=$(mktemp)
+trap 'rm -f -- "$_rb_tmp"' EXIT
 f=$PULSE_BACKUP_PATH
-if [[ -f $f && -r $f ]]; then
-  n=$(grep -cE "$secret_re" -- "$f" || true)
-  pulse_record backup exists:=true b64="$(pulse_env_public "$f" | base64 | tr -d '\n')" secretLines:="${n:-0}"
+if [[ ! -e $f && ! -L $f ]]; then
+  pulse_record backup exists:=false refused= b64= secretLines:=0
+elif ! why=$(pulse_copy_regular "$f" "$_rb_tmp"); then
+  pulse_record backup exists:=true refused="$why" b64= secretLines:=0
 else
-  pulse_record backup exists:=false b64= secretLines:=0
+  while IFS=$'\t' read -r what a b why; do
+    [[ $what == bad ]] && pulse_record problem line:="$a" key="$b" why="$why"
+  done < <(pulse_env_secrets "$_rb_tmp")
+  public=$(pulse_env_public "$_rb_tmp" | base64 | tr -d '\n')
+  n=$(pulse_env_public "$_rb_tmp" | grep -c '^@@PULSE_SECRET_LINE@@$' || true)
+  pulse_record backup exists:=true refused= b64="$public" secretLines:="${n:-0}"
 fi
 if [[ -f $PULSE_ENV_PATH && -r $PULSE_ENV_PATH ]]; then
   pulse_record current exists:=true b64="$(pulse_env_public "$PULSE_ENV_PATH" | base64 | tr -d '\n')"

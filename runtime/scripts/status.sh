@@ -25,26 +25,14 @@
 #   docker     ok detail [daemon]                                        (docker is missing, or daemon false: the
 #                                                                        Docker daemon does not answer, in docker's words)
 
-# A line that assigns a secret is replaced by this marker, so the text that leaves the node never holds a secret
-# and the controller can still tell where the secret lines were (at the end: carried; elsewhere: an edit).
-_SECRET_MARK='@@PULSE_SECRET_LINE@@'
 _status_tmp=$(mktemp -d)
 trap 'rm -rf "$_status_tmp"' EXIT
 
+# The .env as it may leave the node: the prelude's pulse_env_public (every line that names a secret, any form, and the
+# rest of a value it continues, replaced by a marker: @@PULSE_SECRET_LINE@@ for a secret line pulse carries, so the
+# controller can tell where those are and hash the rest, runtime/config/env-header.ts).
 status_env_text() {
-  # Any line that names a secret (any form: export, declare, KEY+=, ...) is masked, and so is the rest of a quoted
-  # value that goes on over lines, or a line continued with a backslash, so no part of a value can leak.
-  env -i "$_PULSE_AWK" -v mark="$_SECRET_MARK" '
-    cont { cont = /\\$/; print mark; next }
-    skip { if (index($0, q)) skip = 0; print mark; next }
-    / (VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|[^A-Za-z0-9_](VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|^(VLLM_API_KEY|API_KEY|HF_TOKEN)[^A-Za-z0-9_]|(VLLM_API_KEY|API_KEY|HF_TOKEN)$/ {
-      print mark
-      v = $0; sub(/^[^=]*=/, "", v); q = substr(v, 1, 1)
-      if ((q == "\"" || q == "\047") && !index(substr(v, 2), q)) skip = 1
-      cont = /\\$/
-      next
-    }
-    { print }' "$1" | head -c 262144 | base64 | tr -d '\n'
+  pulse_env_public "$1" | head -c 262144 | base64 | tr -d '\n'
 }
 
 # One inspect call per container (each docker call costs time on a busy node); State.Error and the log config go as

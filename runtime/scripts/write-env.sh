@@ -7,8 +7,9 @@
 # all) are removed, never PULSE_KEEP_BACKUP (the one last known good points to); names sort by their UTC stamp.
 # Inputs: PULSE_ENV_PATH, PULSE_NEW_ENV_B64, PULSE_NEW_SHA256, PULSE_NEW_PROFILE, PULSE_NEW_OVERLAY, PULSE_STAMP,
 # PULSE_KEEP_BACKUPS, PULSE_KEEP_BACKUP; a rollback also PULSE_RESTORE_FROM: then the new file is that backup's exact
-# bytes (its own HF_TOKEN/API_KEY lines included, nothing carried), once its lines without the secret ones are the
-# decoded text byte for byte (the plan was made from this file, and it did not change since).
+# bytes (its own HF_TOKEN/API_KEY lines included, nothing carried), once a private copy of it is a file as pulse
+# writes them, its secret lines pass the carry check, and its public text (prelude pulse_env_public) is the decoded
+# text byte for byte (the plan was made from this file, and it did not change since).
 # Record: write-env{written,backup,carried,pruned}.
 target=$PULSE_ENV_PATH
 dir=$(dirname -- "$target")
@@ -32,10 +33,15 @@ fail_write() { pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot write $1 (disk full
 carried=0
 if [[ -n ${PULSE_RESTORE_FROM:-} ]]; then
   src=$PULSE_RESTORE_FROM
-  [[ -f $src ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "backup $src is gone; the .env is unchanged"
-  cmp -s <(pulse_env_public "$src") <(printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d) ||
+  [[ -e $src || -L $src ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "backup $src is gone; the .env is unchanged"
+  # One private copy, checked as read-backup checked the file (a regular file pulse wrote, its secret lines ones
+  # pulse carries, its public text the plan's): what is checked is what is restored, whatever happens to $src now.
+  why=$(pulse_copy_regular "$src" "$tmp") || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src: $why; the .env is unchanged"
+  while IFS=$'\t' read -r what a b why; do
+    [[ $what != bad ]] || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src:$a: $b: $why; pulse does not restore it (the .env is unchanged)"
+  done < <(pulse_env_secrets "$tmp")
+  cmp -s <(pulse_env_public "$tmp") <(printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d) ||
     pulse_fail "$PULSE_EXIT_REFUSED" "backup $src is not the file this rollback was planned from (changed since, or the plan was not made from it); the .env is unchanged"
-  cp -- "$src" "$tmp" || fail_write "$tmp"
 else
   printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d >"$tmp" || fail_write "$tmp"
   [[ -z $(tail -c 1 "$tmp") ]] || printf '\n' >>"$tmp" || fail_write "$tmp"

@@ -74,7 +74,8 @@ export function envOf(r: PulseRecord): EnvStatus {
   const text = Buffer.from(b64, 'base64').toString('utf8');
   const h = parseEnvHeader(text);
   if (!h) return { ...base, ...empty };
-  // assignmentLines ignores HF_TOKEN=/API_KEY= lines, and status.sh replaced them by a marker anyway.
+  // The integrity hash of every line but the header and the carried secret lines (status.sh sent markers for those):
+  // a hand-added command, comment or blank line, or a secret line pulse cannot carry, is drift.
   const drift = envBodySha256(text) !== h.sha256;
   return { ...base, renderedByPulse: true, profile: h.profile, node: h.node, recipe: h.recipe, overlay: h.overlay, rendered: h.rendered, sha256: h.sha256, drift };
 }

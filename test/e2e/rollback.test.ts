@@ -177,7 +177,7 @@ test('rollback --force restores the hand-edited backup as it is, and its check s
   const bytes = await readFile(edited, 'utf8');
   const r = await runCli(['model', 'rollback', '--node', 'simA', '--to', edited, '--force'], env);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /check backup on simA \([^)]*\): \S+ from \S+ \(forced: its assignment lines hash to [0-9a-f]{12}, its pulse header says [0-9a-f]{12}: it was edited after pulse wrote it\)/, r.stdout);
+  assert.match(r.stdout, /check backup on simA \([^)]*\): \S+ from \S+ \(forced: its lines hash to [0-9a-f]{12}, its pulse header says [0-9a-f]{12}: it was edited after pulse wrote it\)/, r.stdout);
   assert.match(r.stdout, /rollback (\S+ )?on simA: ok, node up/, r.stdout);
   assert.equal(node.startShCalls().length, starts + 1, 'one start.sh');
   assert.equal(await readFile(node.envPath, 'utf8'), bytes, 'the exact bytes of the edited backup');

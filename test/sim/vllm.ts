@@ -119,6 +119,25 @@ function maxModelLen(raw: string | undefined): number | null {
   return Number.isInteger(n) ? n * 1024 ** ('KMGT'.indexOf(suffix) + 1) : null;
 }
 
+/**
+ * Python's repr() of a str (Objects/unicodeobject.c unicode_repr): single quotes unless the text holds a single quote
+ * and no double quote; the backslash, the chosen quote and control characters escaped.
+ */
+function pyRepr(s: string): string {
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = '';
+  for (const c of s) {
+    const code = c.codePointAt(0) ?? 0;
+    if (c === '\\' || c === q) out += `\\${c}`;
+    else if (c === '\n') out += '\\n';
+    else if (c === '\r') out += '\\r';
+    else if (c === '\t') out += '\\t';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += c;
+  }
+  return `${q}${out}${q}`;
+}
+
 async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   const maxLen = maxModelLen(args.flags['max-model-len']);
   if (maxLen === null) {
@@ -131,7 +150,11 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
     process.exit(1);
   }
   log.info('api_server.py:1839', `vLLM API server version ${traits.version}`);
-  log.info('utils.py:326', `non-default args: {'model': '${args.model}', 'served_model_name': ['${args.flags['served-model-name'] ?? args.model}'], 'max_model_len': ${maxLen}}`);
+  // vllm/entrypoints/utils.py log_non_default_args: logger.info("non-default args: %s", dict), so every value is
+  // printed as Python's repr prints it, the --api-key list included (vLLM does not redact it): a key with a
+  // backslash or a quote appears escaped.
+  const apiKey = args.lists['api-key'] ? `'api_key': [${args.lists['api-key'].map(pyRepr).join(', ')}], ` : '';
+  log.info('utils.py:326', `non-default args: {${apiKey}'model': ${pyRepr(args.model)}, 'served_model_name': [${pyRepr(args.flags['served-model-name'] ?? args.model)}], 'max_model_len': ${maxLen}}`);
   if (control.failure === 'crash-at-start') {
     await sleep(Math.min(200, control.readyDelayMs));
     log.engine('core.py:700', 'EngineCore failed to start.', 'ERROR');
