@@ -6,7 +6,8 @@ import { harness } from './helpers.js';
 import type { Harness } from './helpers.js';
 import { stepSuite } from './suite.js';
 
-// host: local runs `bash -s` on this machine; the sim's docker shim comes first on PATH (test-side env only).
+// host: local runs `bash -s` on this machine; the sim node's tools come first on PATH (test-side env only), and its
+// docker, outside the node's namespace, talks to the node's dockerd (test/sim/assets/bin/docker).
 let h: Harness;
 let s: NodeSession;
 const savedPath = process.env.PATH;
@@ -18,7 +19,6 @@ before(async () => {
 });
 after(async () => {
   try {
-    // Containers started from the local host live outside the sim node's namespace: remove them here.
     if (s && h) await stopServer(s, h.plan('spark2', 'datagen', { minMemGib: 1 }).recipe);
   } finally {
     process.env.PATH = savedPath;

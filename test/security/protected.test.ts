@@ -80,21 +80,21 @@ test('a deploy cancelled before its preflight ends prints the node as it is (it 
   const open = stack.sim.node('open');
   const first = await runCli(['model', 'up', 'datagen', '--node', 'open'], stack.env);
   assert.equal(first.code, 0, first.stdout + first.stderr);
-  open.setControl({ dockerSlowMs: 120_000 }); // a busy docker daemon: the preflight's docker calls hang
+  open.freezeDaemon(true, 120_000); // a frozen docker daemon (SIGSTOP): the preflight's docker calls hang
   try {
     const up = startCli(['model', 'up', 'best', '--node', 'open'], stack.env);
     await waitForOutput(up, /→ 1\/9 preflight on open/);
     await waitUntilStep(workflowIdFor('open'), 'runPreflight');
     const cancel = await runCli(['model', 'cancel', '--node', 'open'], stack.env);
     assert.equal(cancel.code, 0, cancel.stdout + cancel.stderr);
-    open.setControl({ dockerSlowMs: 0 }); // the daemon answers again (the cancelled preflight's calls were killed)
+    open.freezeDaemon(false); // the daemon answers again (the cancelled preflight's calls were killed)
     const r = await up.done;
     assert.notEqual(r.code, 0);
     assert.doesNotMatch(r.stdout, /node down/, r.stdout);
     assert.match(r.stdout, /up best on open: FAILED, node unchanged: preflight: deploy cancelled by request/, r.stdout);
     assert.match(r.stdout, /pulse changed nothing on open: it still serves \(container \S+ running, profile datagen\)/, r.stdout);
   } finally {
-    open.setControl({ dockerSlowMs: 0 });
+    open.freezeDaemon(false);
   }
 });
 

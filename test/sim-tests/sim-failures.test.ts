@@ -11,7 +11,7 @@ import { eventually, renderEnv, sshScript, startScript } from './helpers.js';
 /** docker run of the simulated vLLM on `node`, then up to 3 s of /v1/models probes; prints the last status. */
 function runVllm(sim: Sim, node: string, extra = ''): string {
   const port = sim.node(node).vllmPort;
-  return `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${port} --host 127.0.0.1 ${extra} >/dev/null
+  return `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${port} --host 127.0.0.1 ${extra} >/dev/null
 code=000; for i in $(seq 60); do code=$(curl -s -o /tmp/models-$$ -w '%{http_code}' localhost:${port}/v1/models); [ "$code" = 200 ] && break; sleep 0.05; done
 echo "code=$code"; cat /tmp/models-$$ 2>/dev/null; echo; rm -f /tmp/models-$$
 echo "state=$(docker inspect --format '{{.State.Status}} {{.State.ExitCode}}' ${CONTAINER_NAME})"
@@ -75,7 +75,7 @@ describe('simulator failure modes and controls', () => {
       const r = await sshScript(
         sim,
         'beta',
-        `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} vllm serve m --port ${n.vllmPort} --host 127.0.0.1 >/dev/null
+        `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve m --port ${n.vllmPort} --host 127.0.0.1 >/dev/null
 for i in $(seq 100); do docker logs ${CONTAINER_NAME} 2>&1 | grep -q 'startup complete' && break; sleep 0.05; done
 curl -s -o /dev/null --max-time 1 localhost:${n.vllmPort}/v1/models; echo "curl=$?"
 docker rm -f ${CONTAINER_NAME} >/dev/null`,
@@ -124,6 +124,38 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.match(probe.stdout, /^GPU 0: NVIDIA GB10/m);
     assert.equal(n.gpuProbeCalls().length, 1);
     assert.equal(sim.node('beta').gpuProbeCalls().length, 0);
+    // nvidia-smi comes from the GPU hook, as the driver's does: a container without --gpus has none.
+    const noGpu = await sshScript(sim, 'alpha', `docker run --rm nvidia/cuda:13.0.1-base-ubuntu24.04 nvidia-smi -L; echo "rc=$?"`);
+    assert.match(noGpu.stdout, /^rc=127$/m);
+  });
+
+  test('gpuDriverBroken: the GPU hook fails the start, the container stays created with ExitCode 128 and the cause in State.Error', async () => {
+    const n = sim.node('alpha');
+    n.setControl({ gpuDriverBroken: true });
+    try {
+      const r = await sshScript(sim, 'alpha', `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve m >/dev/null; echo "run=$?"
+docker container inspect --format '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}} {{.State.StartedAt}}|{{.State.Error}}' ${CONTAINER_NAME}`);
+      assert.match(r.stdout, /^run=125$/m);
+      assert.match(r.stdout, /^created false 128 0001-01-01T00:00:00Z\|.*error running hook #0: .*nvidia-container-cli: initialization error: nvml error: driver not loaded/m);
+      assert.match(r.stderr, /nvml error: driver not loaded/);
+      assert.equal(n.gpuContainers().at(-1)?.ok, false);
+    } finally {
+      n.setControl({ gpuDriverBroken: false });
+      n.exec(`docker rm -f ${CONTAINER_NAME} >/dev/null 2>&1 || true`);
+    }
+  });
+
+  test('freezeDaemon: docker calls hang while the daemon is stopped, and answer once it thaws', async () => {
+    const n = sim.node('alpha');
+    n.freezeDaemon(true);
+    try {
+      const r = await sshScript(sim, 'alpha', 'timeout 2 docker ps >/dev/null; echo "frozen=$?"');
+      assert.match(r.stdout, /^frozen=124$/m);
+    } finally {
+      n.freezeDaemon(false);
+    }
+    const r = await sshScript(sim, 'alpha', 'docker ps >/dev/null; echo "thawed=$?"');
+    assert.match(r.stdout, /^thawed=0$/m);
   });
 
   test('killSshSessions drops open connections; stopSshd makes the node unreachable until startSshd', async () => {
@@ -161,11 +193,13 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.equal(n.requests().length, before, 'no readiness probe reached the server: it listened on the node address only');
   });
 
-  test('dockerDown: every docker command fails like a CLI without a daemon', async () => {
+  test('stopDaemon: every docker command fails as the real CLI does without a daemon; startDaemon brings it back', async () => {
     const n = sim.node('alpha');
-    n.setControl({ dockerDown: true });
+    await n.stopDaemon();
     const r = await sshScript(sim, 'alpha', `docker ps; echo "ps=$?"; docker inspect ${CONTAINER_NAME}; echo "inspect=$?"`);
-    n.setControl({ dockerDown: false });
+    await n.startDaemon();
+    const back = await sshScript(sim, 'alpha', 'docker ps >/dev/null; echo "ps=$?"');
+    assert.match(back.stdout, /^ps=0$/m);
     assert.match(r.stdout, /^ps=1$/m);
     assert.match(r.stdout, /^inspect=1$/m);
     assert.match(r.stderr, /Cannot connect to the Docker daemon/);

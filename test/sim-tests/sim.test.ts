@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startSim, stopAllSims, CONTAINER_NAME, PROFILE_IMAGE } from '../sim/index.js';
 import type { Sim } from '../sim/index.js';
+import { enginePids } from '../sim/engine.js';
 import { eventually, renderEnv, sshScript, startScript } from './helpers.js';
 
 describe('DGX Spark simulator', () => {
@@ -21,7 +22,7 @@ describe('DGX Spark simulator', () => {
     const avail = Number(/MemAvailable:\s+(\d+) kB/.exec(r.stdout)?.[1]);
     assert.equal(avail, 118 * 1024 * 1024);
     assert.match(r.stdout, /^10$/m);
-    assert.match(r.stdout, /\/usr\/local\/bin\/docker\n$/, 'env -i finds the simulated docker on the default PATH');
+    assert.match(r.stdout, /\/usr\/local\/bin\/docker\n$/, 'env -i finds the node\'s docker on the default PATH');
     const host = fs.readFileSync('/proc/meminfo', 'utf8');
     assert.doesNotMatch(host, new RegExp(`MemAvailable:\\s+${118 * 1024 * 1024} kB`), 'the host /proc/meminfo is untouched');
   });
@@ -38,7 +39,7 @@ describe('DGX Spark simulator', () => {
     assert.ok(gib < 60 && gib > 30, `factor 300 lowers the pinned 60 GiB: ${gib}`);
   });
 
-  test('docker run/ps/inspect/logs/rm behave like docker', async () => {
+  test('the node\'s docker is the real engine: run/ps/inspect/rm as docker does them', async () => {
     const n = sim.node('spark2');
     const missing = `${n.paths.root}/no-such-dir`;
     const r = await sshScript(
@@ -46,6 +47,7 @@ describe('DGX Spark simulator', () => {
       'spark2',
       `docker run -d --name c1 -v ${missing}:/x ${PROFILE_IMAGE} sleep 60; echo "missing=$?"
 docker run -d --name c1 not-pulled:1 sleep 60; echo "image=$?"
+docker rm -f c1 >/dev/null
 docker run -d --name c1 -e A=1 -v ${n.hfHome}:/hf:ro ${PROFILE_IMAGE} sleep 60 >/dev/null; echo "run=$?"
 docker run -d --name c1 ${PROFILE_IMAGE} sleep 60; echo "dup=$?"
 docker ps --filter 'name=^/c1$' --format '{{.Names}}\\t{{.Image}}\\t{{.Status}}'
@@ -57,8 +59,10 @@ docker rm -f c1 >/dev/null; echo "rmf=$?"
 docker ps -a --format '{{.Names}}'
 docker frobnicate; echo "unknown=$?"`,
     );
-    assert.match(r.stdout, /^missing=125$/m);
-    assert.match(r.stderr, /bind source path does not exist/);
+    // `-v` with a missing source: the engine creates it as an empty root-owned directory and the run succeeds.
+    assert.match(r.stdout, /^missing=0$/m);
+    assert.equal(fs.statSync(missing).isDirectory(), true);
+    assert.equal(fs.statSync(missing).uid, 0);
     assert.match(r.stdout, /^image=125$/m);
     assert.match(r.stdout, /^run=0$/m);
     assert.match(r.stdout, /^dup=125$/m);
@@ -72,7 +76,7 @@ docker frobnicate; echo "unknown=$?"`,
     assert.match(r.stdout, /^rm-running=1$/m);
     assert.match(r.stdout, /^rmf=0$/m);
     assert.doesNotMatch(r.stdout, /^c1$/m);
-    assert.match(r.stdout, /^unknown=125$/m);
+    assert.match(r.stdout, /^unknown=1$/m);
     assert.ok(n.containers().length === 0);
   });
 
@@ -91,7 +95,7 @@ docker frobnicate; echo "unknown=$?"`,
     const run = await sshScript(
       sim,
       'spark1',
-      `docker run -d --name ${CONTAINER_NAME} ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${n.vllmPort} --host 127.0.0.1 --api-key k3y >/dev/null
+      `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${n.vllmPort} --host 127.0.0.1 --api-key k3y >/dev/null
 for i in $(seq 100); do curl -s -o /dev/null localhost:${n.vllmPort}/health && break; sleep 0.05; done
 echo "no-key=$(curl -s -o /dev/null -w '%{http_code}' localhost:${n.vllmPort}/v1/models)"
 curl -s -H 'Authorization: Bearer k3y' localhost:${n.vllmPort}/v1/models; echo
@@ -122,7 +126,7 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
     assert.equal(n.startShCalls().length, 1);
     assert.equal(n.noLaunchCalled(), false);
     const rec = n.containers()[0]!;
-    assert.ok(rec.Config.Cmd.includes('--api-key'), 'API_KEY reached vLLM as --api-key');
+    assert.ok(rec.Config.Cmd?.includes('--api-key'), 'API_KEY reached vLLM as --api-key');
     assert.ok(await eventually(() => n.memAvailableGiB() < 30), 'MemAvailable falls while the container runs');
     n.rotateLog();
     const logs = await sshScript(sim, 'spark1', `docker logs ${CONTAINER_NAME} 2>&1`);
@@ -190,10 +194,13 @@ test('stop() leaves no process of the sim behind', async () => {
     fs.writeFileSync(n.envPath, renderEnv(sim, 'spark1'));
     const r = await sshScript(sim, 'spark1', `${startScript(sim, 'spark1')}\n(setsid sleep 300 </dev/null >/dev/null 2>&1 &)`);
     assert.match(r.stdout, /^rc=0$/m);
-    assert.ok(n.processes().length >= 3, 'sshd, the container and the detached sleep run');
+    assert.ok(n.processes().length >= 2, 'sshd and the detached sleep run');
+    assert.ok(enginePids(n.cgroupKey).length >= 4, 'dockerd, containerd, the shim and the container run');
   } finally {
     await sim.stop();
   }
+  assert.deepEqual(enginePids(sim.nodes[0]!.cgroupKey), [], 'the engine and its container are gone');
+  assert.doesNotMatch(fs.readFileSync('/proc/self/mountinfo', 'utf8'), new RegExp(sim.dir), 'no mount of the sim is left');
   const ps = execFileSync('ps', ['-eo', 'pid,stat,args'], { encoding: 'utf8' });
   const left = ps.split('\n').filter((l) => l.includes(sim.dir) && !/\sZ/.test(l));
   assert.deepEqual(left, []);

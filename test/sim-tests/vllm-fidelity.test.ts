@@ -27,7 +27,7 @@ async function serve(control: Partial<NodeControl>, args: string, script: (port:
   const n = sim.node('spark1');
   n.setControl({ ...DEFAULT_CONTROL, readyDelayMs: 100, ...control });
   const port = n.vllmPort;
-  const r = await sshScript(sim, 'spark1', `docker run -d --name ${CONTAINER_NAME} ${dockerEnv} ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --max-model-len 65536 --port ${port} --host 127.0.0.1 ${args} >/dev/null
+  const r = await sshScript(sim, 'spark1', `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${dockerEnv} ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --max-model-len 65536 --port ${port} --host 127.0.0.1 ${args} >/dev/null
 for i in $(seq 200); do curl -s -o /dev/null localhost:${port}/health && break; sleep 0.05; done
 ${script(port)}
 echo '@@logs'; docker logs ${CONTAINER_NAME} 2>&1; docker rm -f ${CONTAINER_NAME} >/dev/null`);

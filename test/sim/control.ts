@@ -1,5 +1,5 @@
 /**
- * Per-node controls that the simulated programs (vLLM, docker, nvidia-smi) read when they run. The test process
+ * Per-node controls that the simulated programs (vLLM, the GPU hook, nvidia-smi) read when they run. The test process
  * writes them through SimNode; the node-side programs only read. Bash assets use plain marker files instead
  * (sudo-ok, stop-mode, ready-poll-s) so they need no JSON parser.
  */
@@ -32,20 +32,17 @@ export interface NodeControl {
   slowMs: number;
   /** nvidia-smi hides the vLLM process (seen on spark2). */
   nvidiaSmiHidesContainers: boolean;
-  /** The docker daemon is down: every docker command fails like the real CLI does without a daemon. */
-  dockerDown: boolean;
-  /** A busy docker daemon: every docker command answers only after this long (ms; 0 = at once). */
-  dockerSlowMs: number;
+  /**
+   * The GPU driver is broken: the stand-in nvidia-container-runtime-hook fails every `--gpus` start with
+   * nvidia-container-cli's "initialization error: nvml error: driver not loaded" (read at each start).
+   */
+  gpuDriverBroken: boolean;
   /** The vLLM release the next started server behaves as: log and error formats, reasoning field (vllm-release.ts). */
   vllmRelease: VllmRelease;
   /** The model thinks, and the server splits its reasoning off with this parser (as `--reasoning-parser` does). */
   reasoningParser: 'qwen3' | 'deepseek_r1' | null;
   /** VLLM_API_KEY set in the image's own environment: the server wants a key that the node .env does not give. */
   imageApiKey: string | null;
-  /** `docker rm` takes this long (state `removing` meanwhile), like a slow overlay unmount. */
-  removeDelayMs: number;
-  /** The next N removals fail ("device or resource busy") and leave the container `dead`, as moby's do. */
-  removeFailures: number;
   /** A test's hold: the next started server loads, then waits to listen until this is false again (read live). */
   holdReady: boolean;
   /**
@@ -66,16 +63,13 @@ export const DEFAULT_CONTROL: NodeControl = {
   readyDelayMs: 300,
   slowMs: 2000,
   nvidiaSmiHidesContainers: false,
-  dockerDown: false,
-  dockerSlowMs: 0,
+  gpuDriverBroken: false,
   vllmRelease: CURRENT_RELEASE,
   reasoningParser: null,
   imageApiKey: null,
   holdReady: false,
   holdPhase: false,
   engineDead: false,
-  removeDelayMs: 0,
-  removeFailures: 0,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

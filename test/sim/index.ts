@@ -1,7 +1,8 @@
 /**
  * The DGX Spark node simulator (test-only). `startSim` brings up N nodes, each a real sshd on its own loopback
- * address with its own host key and mount namespace, a simulated docker/vLLM/nvidia-smi/sudo, a recipe lookalike
- * and simulated memory; `stop()` ends every process it started. See docs/SIMULATOR.md.
+ * address with its own host key and mount namespace, its own real Docker engine (dockerd, engine.ts) with the sim
+ * image imported, a simulated vLLM (in a real container), nvidia-smi, GPU hook and sudo, a recipe lookalike and
+ * simulated memory; `stop()` ends every process it started. See docs/SIMULATOR.md.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_CONTROL } from './control.js';
+import { killEngine } from './engine.js';
+import { buildImageTar, imageTemplate } from './image.js';
 import { buildNodeTree } from './layout.js';
 import { DEFAULT_MEMORY } from './memory.js';
 import type { MemorySettings } from './memory.js';
@@ -127,6 +130,7 @@ export class Sim {
     if (this.timer) clearInterval(this.timer);
     const all = new Set<string>();
     for (const n of this.nodes) n.namespaces.forEach((ns) => all.add(ns));
+    for (const n of this.nodes) killEngine(n.cgroupKey);
     killNamespaces(all, mountTag(this.dir));
     if (this.ownsDir) fs.rmSync(this.dir, { recursive: true, force: true });
   }
@@ -159,6 +163,8 @@ export async function startSim(opts: SimOptions): Promise<Sim> {
   const control = { ...DEFAULT_CONTROL, readyDelayMs: opts.readyDelayMs ?? DEFAULT_CONTROL.readyDelayMs };
   const first = opts.firstAddress ?? 20;
   const names = nodeNames(opts.nodes);
+  const imageTar = buildImageTar();
+  const template = await imageTemplate(imageTar);
   const built = await Promise.all(
     names.map(async (name, i) => {
       const address = `127.0.0.${first + i}`;
@@ -178,7 +184,11 @@ export async function startSim(opts: SimOptions): Promise<Sim> {
   const sim = new Sim(dir, nodes, sshConfigPath, knownHostsPath, identity, hosts, fs.readFileSync(`${foreign}.pub`, 'utf8').trim(), ownsDir);
   registerSim(sim);
   try {
-    await Promise.all(nodes.map((n) => n.startSshd()));
+    // Each node's engine first (its socket is what the node's sshd namespace mounts), then the sshd.
+    await Promise.all(nodes.map(async (n) => {
+      await n.startEngine(imageTar, template);
+      await n.startSshd();
+    }));
     for (const n of nodes) n.onRestart = () => updateEntry(sim);
     updateEntry(sim);
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * Creates one node's file tree: recipe lookalike, HF cache, triton cache parent, MTP shard r2, the sim tool shims,
- * the docker state, the memory files and the node's ssh host key.
+ * Creates one node's file tree: recipe lookalike, HF cache, triton cache parent, MTP shard r2, the node's bin dir
+ * (docker client, GPU hook, nvidia-smi, sudo), the memory files and the node's ssh host key.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,18 +8,20 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { writeControl } from './control.js';
 import type { NodeControl } from './control.js';
-import { writeImages } from './docker-state.js';
+import { DOCKER_CLIENT, enginePaths } from './engine.js';
 import { renderMeminfo } from './memory.js';
 import type { MemorySettings } from './memory.js';
 import type { NodePaths } from './paths.js';
-import { DEFAULT_IMAGE, PROBE_IMAGE, PROFILE_IMAGE, SIM_ASSETS, SIM_DIST } from './paths.js';
+import { SIM_ASSETS, SIM_DIST } from './paths.js';
 
 const execFileP = promisify(execFile);
 
-/** Copies a text asset, replacing @SIM_STATE@ with the node's sim state dir. */
-function installAsset(src: string, dst: string, stateDir: string): void {
+/** Copies a text asset, replacing @SIM_STATE@ with the node's sim state dir (and @NAME@ placeholders from `vars`). */
+function installAsset(src: string, dst: string, stateDir: string, vars: Record<string, string> = {}): void {
   fs.mkdirSync(path.dirname(dst), { recursive: true });
-  fs.writeFileSync(dst, fs.readFileSync(src, 'utf8').replaceAll('@SIM_STATE@', stateDir));
+  let text = fs.readFileSync(src, 'utf8').replaceAll('@SIM_STATE@', stateDir);
+  for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`@${k}@`, v);
+  fs.writeFileSync(dst, text);
   fs.chmodSync(dst, fs.statSync(src).mode & 0o777);
 }
 
@@ -47,14 +49,25 @@ function installModel(p: NodePaths): void {
   fs.writeFileSync(path.join(repo, 'refs', 'main'), path.basename(p.modelSnapshot));
 }
 
-/** Per-node shims that run the compiled sim tools with the node's state dirs baked in. */
-function installBin(p: NodePaths): void {
+/**
+ * The node's bin dir (its /usr/local/bin): the real docker client behind a recording line (assets/bin/docker; the
+ * client itself is linked under the node's docker dir, where the node's mount namespace still sees it), the stand-in
+ * GPU hook (also on the node's dockerd PATH), and the simulated nvidia-smi and sudo.
+ */
+function installBin(name: string, p: NodePaths): void {
   fs.mkdirSync(p.binDir, { recursive: true });
-  for (const [tool, js] of [['docker', 'docker-cli.js'], ['nvidia-smi', 'nvidia-smi.js']] as const) {
-    const shim = `#!/bin/bash\n# pulse simulator ${tool} (test/sim)\nexport SIM_DOCKER_DIR='${p.dockerDir}' SIM_STATE='${p.state}'\nexec '${process.execPath}' '${path.join(SIM_DIST, js)}' "$@"\n`;
-    fs.writeFileSync(path.join(p.binDir, tool), shim, { mode: 0o755 });
+  const client = path.join(p.dockerDir, 'cli', 'docker');
+  fs.mkdirSync(path.dirname(client), { recursive: true });
+  try {
+    fs.linkSync(fs.realpathSync(DOCKER_CLIENT), client);
+  } catch {
+    fs.copyFileSync(fs.realpathSync(DOCKER_CLIENT), client);
+    fs.chmodSync(client, 0o755);
   }
-  installAsset(path.join(SIM_ASSETS, 'bin', 'sudo'), path.join(p.binDir, 'sudo'), p.state);
+  const smi = `#!/bin/bash\n# pulse simulator nvidia-smi (test/sim)\nexport SIM_STATE='${p.state}'\nexec '${process.execPath}' '${path.join(SIM_DIST, 'nvidia-smi.js')}' "$@"\n`;
+  fs.writeFileSync(path.join(p.binDir, 'nvidia-smi'), smi, { mode: 0o755 });
+  const vars = { DOCKER_CLIENT: client, DOCKER_SOCK: enginePaths(p.dockerDir).sock, NODE: name };
+  for (const tool of ['sudo', 'docker', 'nvidia-container-runtime-hook']) installAsset(path.join(SIM_ASSETS, 'bin', tool), path.join(p.binDir, tool), p.state, vars);
 }
 
 export interface NodeSetup {
@@ -72,16 +85,15 @@ export async function buildNodeTree(name: string, p: NodePaths, setup: NodeSetup
   // The two-node recipe is only rendered (tp2 is render-only); a copy of the lookalike keeps its paths real.
   installRecipe(p, p.dualRecipeDir);
   installModel(p);
-  installBin(p);
+  installBin(name, p);
   fs.writeFileSync(p.mtpShardR2, 'simulated MTP shard r2');
-  writeImages(p.dockerDir, [PROFILE_IMAGE, DEFAULT_IMAGE, PROBE_IMAGE]);
   writeControl(p.state, setup.control);
   fs.writeFileSync(p.meminfo, renderMeminfo(setup.memory.totalGiB, setup.memory.idleAvailableGiB));
   fs.writeFileSync(p.watermark, '10\n');
   fs.writeFileSync(path.join(p.state, 'sudo-ok'), '');
   fs.writeFileSync(path.join(p.state, 'stop-mode'), 'ok\n');
   fs.writeFileSync(path.join(p.state, 'ready-poll-s'), `${setup.readyPollS}\n`);
-  for (const f of ['start-calls', 'stop-calls', 'requests.jsonl']) fs.writeFileSync(path.join(p.state, f), '');
+  for (const f of ['start-calls', 'stop-calls', 'requests.jsonl', 'docker-calls.jsonl', 'gpu-containers.jsonl']) fs.writeFileSync(path.join(p.state, f), '');
   const key = path.join(p.sshDir, 'ssh_host_ed25519_key');
   await execFileP('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `pulse-sim-${name}`, '-f', key]);
   return fs.readFileSync(`${key}.pub`, 'utf8').trim();

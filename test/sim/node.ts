@@ -8,7 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readControl, writeControl } from './control.js';
 import type { FailureMode, NodeControl } from './control.js';
-import { readImages, readVolumes, writeImages, writeVolumes } from './docker-state.js';
+import { Engine, cgroupKey, enginePaths } from './engine.js';
+import { gpuProcesses } from './gpu.js';
+import { seedDataRoot } from './image.js';
 import { NodeRecords } from './node-records.js';
 export type { RequestRecord } from './node-records.js';
 import { availableGiB, readWatermark, renderMeminfo, rewriteInPlace } from './memory.js';
@@ -16,7 +18,7 @@ import type { MemorySettings } from './memory.js';
 import type { NodePaths } from './paths.js';
 import { CONTAINER_NAME } from './paths.js';
 import { killNamespaces, mountNamespace, mountTag, processesIn, signalPid } from './procs.js';
-import { startSshd } from './sshd.js';
+import { dockerSockMount, sessionPath, startSshd } from './sshd.js';
 import { startStray } from './stray.js';
 import type { StrayOptions, StrayServer } from './stray.js';
 
@@ -31,6 +33,13 @@ export class SimNode extends NodeRecords {
   private stoppedAt: number | null = null;
   /** Called after the sshd got a new namespace (the sim updates its registry entry). */
   onRestart: (() => void) | null = null;
+  /** The node's own Docker engine (a real dockerd; engine.ts). */
+  readonly engine: Engine;
+  /** The image id every name of NODE_IMAGES points to on this node (null until imported). */
+  private imageId: string | null = null;
+  private imageTar = '';
+  /** Files failRemoval made immutable (cleared on kill, so the sim dir can be removed). */
+  private readonly immutable = new Set<string>();
 
   constructor(
     readonly name: string,
@@ -45,6 +54,78 @@ export class SimNode extends NodeRecords {
     private readonly loginShell?: string,
   ) {
     super(paths);
+    const simDir = path.dirname(path.dirname(paths.root));
+    this.engine = new Engine(enginePaths(paths.dockerDir), cgroupKey(simDir, name), sessionPath(paths), {});
+  }
+
+  /** The node's cgroup path (engine.ts): its daemon and its containers live under it. */
+  get cgroupKey(): string {
+    return this.engine.key;
+  }
+
+  /**
+   * Starts the node's dockerd with the image under every name the profiles and the recipe use: its data root is
+   * seeded from the image template (image.ts: as if imported, in milliseconds), then the daemon starts.
+   */
+  async startEngine(imageTar: string, template: string): Promise<void> {
+    this.imageTar = imageTar;
+    this.imageId = seedDataRoot(template, this.engine.paths.data);
+    await this.engine.start();
+  }
+
+  /**
+   * Stops the node's dockerd as `systemctl stop docker` does (`{ crash: true }`: SIGKILL, as a crashed daemon: its
+   * containerd and containers keep running). Either way every docker call on the node then fails "Cannot connect to
+   * the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?".
+   */
+  async stopDaemon(opts: { crash?: boolean } = {}): Promise<void> {
+    if (opts.crash) {
+      const pid = this.engine.pid;
+      if (pid) signalPid(pid);
+      for (let i = 0; i < 200 && this.engine.pid; i++) await new Promise((r) => setTimeout(r, 10));
+      return;
+    }
+    await this.engine.stop();
+  }
+
+  /** Starts the node's dockerd again (after stopDaemon or a config change); the node's docker finds it at once. */
+  async startDaemon(): Promise<void> {
+    await this.engine.start();
+    this.rebindSocket();
+  }
+
+  /** A frozen daemon (SIGSTOP): docker calls connect and then hang until it thaws (`false`, or after `ms`). */
+  freezeDaemon(frozen = true, ms = 0): void {
+    this.engine.freeze(frozen, ms);
+  }
+
+  /**
+   * Makes the next removal of `container` fail as a removal that cannot delete the container's files does: moby
+   * (daemon/delete.go, cleanupContainer) marks the container Dead before it removes its directory, so it stays `dead`
+   * with State.Error "unable to remove filesystem for <id>: ... operation not permitted". The real means: one file of
+   * the container's directory is made immutable (chattr +i). Returns `release()`, which clears the flag (a retried
+   * removal then succeeds); the node's stop clears it in any case.
+   */
+  failRemoval(container = CONTAINER_NAME): () => void {
+    const id = this.engine.docker(['container', 'inspect', '--format', '{{.Id}}', container]).trim();
+    const file = path.join(this.engine.paths.data, 'containers', id, 'hostname');
+    execFileSync('chattr', ['+i', file]);
+    this.immutable.add(file);
+    return () => {
+      try {
+        execFileSync('chattr', ['-i', file], { stdio: 'ignore' });
+      } catch {
+        /* removed meanwhile */
+      }
+      this.immutable.delete(file);
+    };
+  }
+
+  /** A new daemon has a new socket file: mount it again over /var/run/docker.sock in the sshd's namespace. */
+  private rebindSocket(): void {
+    const pid = this.sshd?.pid;
+    if (!pid) return;
+    execFileSync('nsenter', ['-t', String(pid), '-m', 'sh', '-c', `umount -l /var/run/docker.sock 2>/dev/null; ${dockerSockMount(this.engine.paths.sock)}`]);
   }
 
   get recipeDir(): string {
@@ -68,7 +149,7 @@ export class SimNode extends NodeRecords {
   /** Starts (or restarts) the node's sshd in a fresh mount namespace. */
   async startSshd(): Promise<void> {
     if (this.sshd && this.sshd.exitCode === null && this.sshd.signalCode === null) return;
-    this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys, loginShell: this.loginShell });
+    this.sshd = await startSshd({ name: this.name, address: this.address, port: this.sshPort, paths: this.paths, authorizedKeys: this.authorizedKeys, loginShell: this.loginShell, dockerSock: this.engine.paths.sock });
     const ns = mountNamespace(this.sshd.pid ?? -1);
     if (ns) this.namespaces.add(ns);
     this.onRestart?.();
@@ -105,7 +186,7 @@ export class SimNode extends NodeRecords {
     }
   }
 
-  /** Kills everything of the node (sessions, containers, start.sh) and then its sshd. */
+  /** Kills everything of the node (sessions, start.sh, then its dockerd and containers) and then its sshd. */
   async kill(): Promise<void> {
     const listener = this.sshd?.pid;
     const others = new Set(this.namespaces);
@@ -115,6 +196,15 @@ export class SimNode extends NodeRecords {
       pids.forEach((p) => signalPid(p));
       await new Promise((r) => setTimeout(r, 20));
     }
+    this.engine.kill();
+    for (const f of this.immutable) {
+      try {
+        execFileSync('chattr', ['-i', f], { stdio: 'ignore' });
+      } catch {
+        /* gone */
+      }
+    }
+    this.immutable.clear();
     await this.stopSshd();
     killNamespaces(others, this.tag);
   }
@@ -138,7 +228,7 @@ export class SimNode extends NodeRecords {
   async startStray(opts: StrayOptions = {}): Promise<StrayServer> {
     const pid = this.sshd?.pid;
     if (!pid) throw new Error(`sim node ${this.name}: sshd is not running`);
-    return startStray(pid, this.paths.state, this.paths.dockerDir, this.vllmPort, opts);
+    return startStray(pid, this.paths.state, this.vllmPort, opts);
   }
 
   /** Changes the memory model (e.g. `{ pinnedAvailableGiB: 50 }`: memory never frees). */
@@ -159,7 +249,8 @@ export class SimNode extends NodeRecords {
 
   /** Recomputes and rewrites the node's /proc/meminfo (called by the sim's timer). */
   tick(now: number): void {
-    const running = this.containers().some((c) => c.State.Running);
+    // What holds the GPU (and its unified memory) is what the real engine started with --gpus and still runs.
+    const running = gpuProcesses(this.paths.state).length > 0;
     if (this.wasRunning && !running) this.stoppedAt = now;
     this.wasRunning = running;
     const avail = availableGiB(this.memory, running, this.stoppedAt, readWatermark(this.paths.watermark), now);
@@ -174,7 +265,7 @@ export class SimNode extends NodeRecords {
   setReadyDelay(ms: number): void {
     writeControl(this.paths.state, { readyDelayMs: ms });
   }
-  /** Any other control (slowMs, nvidiaSmiHidesContainers, dockerDown, dockerSlowMs). */
+  /** Any other control (slowMs, nvidiaSmiHidesContainers, gpuDriverBroken, vllmRelease, holds, engineDead). */
   setControl(patch: Partial<NodeControl>): NodeControl {
     return writeControl(this.paths.state, patch);
   }
@@ -192,13 +283,22 @@ export class SimNode extends NodeRecords {
   setStopMode(mode: StopMode): void {
     fs.writeFileSync(path.join(this.paths.state, 'stop-mode'), `${mode}\n`);
   }
-  /** Makes `image` absent, so `docker image inspect` fails and `docker run` cannot pull it. */
+  /** Makes `image` absent (`docker rmi`: the other names keep the image), so `docker image inspect` fails. */
   removeImage(image: string): void {
-    writeImages(this.paths.dockerDir, readImages(this.paths.dockerDir).filter((i) => i !== image));
+    this.engine.docker(['rmi', image]);
   }
-  /** Makes `image` present ("pulled") on the node. */
+  /** Makes `image` present ("pulled") on the node: a tag of the node's image (imported again if it was removed). */
   addImage(image: string): void {
-    writeImages(this.paths.dockerDir, [...new Set([...readImages(this.paths.dockerDir), image])]);
+    try {
+      if (this.imageId) this.engine.docker(['image', 'inspect', this.imageId]);
+    } catch {
+      this.imageId = null;
+    }
+    if (!this.imageId) {
+      this.imageId = this.engine.docker(['import', this.imageTar, image]).trim();
+      return;
+    }
+    this.engine.docker(['tag', this.imageId, image]);
   }
 
   /** Runs the node's docker with `args` inside the node (e.g. `pause vllm-qwen38`); returns its stdout. */
@@ -213,21 +313,28 @@ export class SimNode extends NodeRecords {
   }
   /** Makes a volume named `name` exist (so `docker inspect NAME` finds a volume). */
   addVolume(name: string): void {
-    writeVolumes(this.paths.dockerDir, [...new Set([...readVolumes(this.paths.dockerDir), name])]);
+    this.engine.docker(['volume', 'create', name]);
   }
-  /** The daemon's /etc/docker/daemon.json log settings for containers created from now on; null: the default. */
-  setDaemonLogConfig(cfg: { driver?: string; opts?: Record<string, string> } | null): void {
-    const f = path.join(this.paths.dockerDir, 'daemon.json');
-    if (!cfg) fs.rmSync(f, { force: true });
-    else fs.writeFileSync(f, JSON.stringify({ ...(cfg.driver ? { 'log-driver': cfg.driver } : {}), ...(cfg.opts ? { 'log-opts': cfg.opts } : {}) }));
+  /**
+   * The daemon's log settings (daemon.json `log-driver`, `log-opts`) for containers created from now on; null: the
+   * default. The daemon reads them at start, so this restarts it (its running containers stop, as on a node).
+   */
+  async setDaemonLogConfig(cfg: { driver?: string; opts?: Record<string, string> } | null): Promise<void> {
+    const json = cfg ? { ...(cfg.driver ? { 'log-driver': cfg.driver } : {}), ...(cfg.opts ? { 'log-opts': cfg.opts } : {}) } : {};
+    fs.writeFileSync(this.engine.paths.config, `${JSON.stringify(json)}\n`);
+    await this.engine.stop();
+    await this.startDaemon();
   }
-  /** Drops all log lines of the container up to and including "Application startup complete." (log rotation). */
+  /**
+   * Drops all log lines of the container up to and including "Application startup complete." (log rotation): the
+   * engine's json-file log is rewritten in place (same file, which the daemon keeps appending to).
+   */
   rotateLog(container = CONTAINER_NAME): void {
     const rec = this.containers().find((c) => c.Name === `/${container}`);
     if (!rec) throw new Error(`sim node ${this.name}: no container ${container}`);
     const lines = fs.readFileSync(rec.LogPath, 'utf8').split('\n').filter((l) => l !== '');
     const cut = lines.findIndex((l) => l.includes('Application startup complete.'));
-    const filler = JSON.stringify({ stream: 'stdout', log: 'INFO 00-00 00:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s (log rotated by the simulator)\n', time: new Date().toISOString() });
-    fs.writeFileSync(rec.LogPath, [filler, ...lines.slice(cut + 1)].join('\n') + '\n');
+    const filler = JSON.stringify({ log: 'INFO 00-00 00:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s (log rotated by the simulator)\n', stream: 'stdout', time: new Date().toISOString() });
+    rewriteInPlace(rec.LogPath, [filler, ...lines.slice(cut + 1)].join('\n') + '\n');
   }
 }

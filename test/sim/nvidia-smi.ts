@@ -1,20 +1,19 @@
 /**
- * The simulated `nvidia-smi` of a GB10 node: the compute processes are the running simulated vLLM containers,
- * unless the node's control hides them (spark2 did not always list the vLLM container).
+ * The simulated `nvidia-smi` of a GB10 node: the compute processes are the live containers the real engine started
+ * with the GPU (gpu.ts: recorded by the stand-in GPU hook), unless the node's control hides them (spark2 did not
+ * always list the vLLM container). Inside a container (the hook shows it there as /usr/bin/nvidia-smi) it lists
+ * none: a container's pid namespace hides the host's processes, as the real one shows.
  */
 import { readControl } from './control.js';
-import { listRecords } from './docker-state.js';
+import { gpuProcesses } from './gpu.js';
 
-const dockerDir = process.env.SIM_DOCKER_DIR ?? '';
 const stateDir = process.env.SIM_STATE ?? '';
 const GPU = 'NVIDIA GB10';
 const UUID = 'GPU-5a1c9e2f-7b3d-4e8a-9c0f-1d2e3f4a5b6c';
 
 function apps(): { pid: number; name: string; mib: number }[] {
   if (process.env.SIM_IN_CONTAINER === '1' || readControl(stateDir).nvidiaSmiHidesContainers) return [];
-  return listRecords(dockerDir)
-    .filter((r) => r.State.Running)
-    .map((r) => ({ pid: r.State.Pid, name: r.Config.Cmd[0] === 'vllm' ? 'VLLM::EngineCore' : (r.Config.Cmd[0] ?? 'app'), mib: 98304 }));
+  return gpuProcesses(stateDir).map((r) => ({ pid: r.pid, name: r.args[0] === 'vllm' ? 'VLLM::EngineCore' : (r.args[0] ?? 'app'), mib: 98304 }));
 }
 
 /** Prints like nvidia-smi for -L, --query-compute-apps and the default table. */

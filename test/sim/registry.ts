@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { killEngine } from './engine.js';
 import { killNamespaces, mountTag } from './procs.js';
 import { pidAlive } from '../../runtime/state/pid.js';
 
@@ -13,7 +14,7 @@ import { pidAlive } from '../../runtime/state/pid.js';
 interface Sim {
   readonly dir: string;
   readonly ownsDir: boolean;
-  readonly nodes: readonly { readonly namespaces: ReadonlySet<string> }[];
+  readonly nodes: readonly { readonly namespaces: ReadonlySet<string>; readonly cgroupKey: string }[];
   killSync(): void;
   stop(): Promise<void>;
 }
@@ -45,7 +46,8 @@ export function registerSim(sim: Sim): void {
 export function updateEntry(sim: Sim): void {
   fs.mkdirSync(REGISTRY, { recursive: true });
   const ns = sim.nodes.flatMap((n) => [...n.namespaces]);
-  fs.writeFileSync(entryFile(sim), JSON.stringify({ owner: process.pid, dir: sim.dir, ownsDir: sim.ownsDir, ns }));
+  const cgroups = sim.nodes.map((n) => n.cgroupKey);
+  fs.writeFileSync(entryFile(sim), JSON.stringify({ owner: process.pid, dir: sim.dir, ownsDir: sim.ownsDir, ns, cgroups }));
 }
 
 /** Forgets a stopped sim. */
@@ -71,8 +73,10 @@ export function reapStaleSims(): void {
   for (const f of files) {
     const file = path.join(REGISTRY, f);
     try {
-      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ownsDir?: boolean; ns: string[] };
+      const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as { owner: number; dir: string; ownsDir?: boolean; ns: string[]; cgroups?: string[] };
       if (pidAlive(entry.owner)) continue;
+      // Only a sim's own cgroups (pulse-sim/<sim dir>-<node>): a forged or stale entry names nothing else.
+      for (const key of entry.cgroups ?? []) if (key.startsWith(`pulse-sim/${path.basename(entry.dir)}-`) && !key.includes('..')) killEngine(key);
       killNamespaces(new Set(entry.ns), mountTag(entry.dir));
       if (entry.ownsDir && path.basename(entry.dir).startsWith('pulse-sim-')) fs.rmSync(entry.dir, { recursive: true, force: true });
       fs.rmSync(file, { force: true });

@@ -1,8 +1,9 @@
 /**
- * One node's sshd: a real /usr/sbin/sshd -D in its own mount (and UTS: `hostname` is the node name) namespace, where the sim's meminfo, watermark file
- * and bin dir are bind-mounted over /proc/meminfo, /proc/sys/vm/watermark_scale_factor and /usr/local/bin (so even
- * `env -i bash` finds the simulated docker, nvidia-smi and sudo on its default PATH). The sshd is made a child
- * subreaper, so orphans of its sessions (setsid'd start.sh, containers) are reaped instead of becoming zombies.
+ * One node's sshd: a real /usr/sbin/sshd -D in its own mount (and UTS: `hostname` is the node name) namespace, where
+ * the sim's meminfo, watermark file and bin dir are bind-mounted over /proc/meminfo, /proc/sys/vm/watermark_scale_factor
+ * and /usr/local/bin (so even `env -i bash` finds the node's docker, nvidia-smi and sudo on its default PATH), and the
+ * node's dockerd socket over /var/run/docker.sock. The sshd is made a child subreaper, so orphans of its sessions
+ * (setsid'd start.sh, the recipe's memory watchdog) are reaped instead of becoming zombies.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -18,6 +19,8 @@ export interface SshdSpec {
   port: number;
   paths: NodePaths;
   authorizedKeys: string;
+  /** The node's dockerd socket, bind-mounted over /var/run/docker.sock in the node's namespace. */
+  dockerSock: string;
   /** root's login shell on this node (spark2's is zsh): a passwd copy bind-mounted over /etc/passwd. */
   loginShell?: string | undefined;
 }
@@ -75,6 +78,8 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
     `mount --bind ${p.meminfo} /proc/meminfo`,
     `mount --bind ${p.watermark} /proc/sys/vm/watermark_scale_factor`,
     `mount --bind ${p.binDir} /usr/local/bin`,
+    // The node's own dockerd answers where every docker client looks (the file is only the mount point).
+    dockerSockMount(spec.dockerSock),
     // Each node has its own home state (the node lock lives there), as separate machines do.
     `mkdir -p ${HOME_STATE} && mount --bind ${p.homeState} ${HOME_STATE}`,
   ];
@@ -88,6 +93,11 @@ export async function startSshd(spec: SshdSpec): Promise<ChildProcess> {
   fs.closeSync(log);
   await waitListening(spec.address, spec.port, child, path.join(p.sshDir, 'sshd.log'));
   return child;
+}
+
+/** The command that bind-mounts a node's dockerd socket over /var/run/docker.sock (in the current namespace). */
+export function dockerSockMount(sock: string): string {
+  return `{ [ -e /var/run/docker.sock ] || : >/var/run/docker.sock; } && mount --bind '${sock}' /var/run/docker.sock`;
 }
 
 /** A copy of /etc/passwd with root's shell replaced, and the command that mounts it over the real one. */

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CONTAINER_NAME, SIM_DIST } from './paths.js';
+import { SIM_DIST } from './paths.js';
 import { bindThenExec } from './vllm-bind.js';
 
 export interface StrayOptions {
@@ -32,22 +32,22 @@ export interface StrayServer {
 let strays = 0;
 
 /** Starts a stray server inside the node whose sshd is `sshdPid`; resolves once its socket is bound. */
-export async function startStray(sshdPid: number, stateDir: string, dockerDir: string, port: number, opts: StrayOptions = {}): Promise<StrayServer> {
+export async function startStray(sshdPid: number, stateDir: string, port: number, opts: StrayOptions = {}): Promise<StrayServer> {
   const id = `stray-${process.pid}-${++strays}`;
   const dir = path.join(stateDir, id);
   fs.mkdirSync(dir, { recursive: true });
   const serve = ['serve', 'Qwen/Qwen3.8-Flash-Next', '--host', opts.host ?? '127.0.0.1', '--port', String(port)];
   serve.push('--served-model-name', opts.servedModelName ?? 'qwen38', '--max-model-len', String(opts.maxModelLen ?? 524288));
   const argv = bindThenExec([process.execPath, path.join(SIM_DIST, 'vllm.js'), `--sim-id=${id}`, ...serve]);
-  const env: NodeJS.ProcessEnv = { ...process.env, SIM_CONTAINER_DIR: dir, SIM_STATE: stateDir, SIM_READY_DELAY_MS: '0' };
-  if (opts.listen === 'after-start') env.SIM_LISTEN_AFTER = path.join(dockerDir, 'containers', CONTAINER_NAME, 'config.json');
+  const env: NodeJS.ProcessEnv = { ...process.env, SIM_STATE: stateDir, SIM_READY_DELAY_MS: '0' };
+  if (opts.listen === 'after-start') env.SIM_LISTEN_AFTER = '1';
   const out = fs.openSync(path.join(dir, 'raw.log'), 'a');
   const child = spawn('nsenter', ['-t', String(sshdPid), '-m', '-u', '--', ...argv], { detached: true, stdio: ['ignore', out, out], env, cwd: '/' });
   fs.closeSync(out);
   child.unref();
   const pid = child.pid ?? 0;
   // Bound: its log has the version line (vllm.js logs it after the bind and before anything loads).
-  const logged = () => fs.existsSync(path.join(dir, 'log.jsonl')) && fs.readFileSync(path.join(dir, 'log.jsonl'), 'utf8').includes('API server version');
+  const logged = () => fs.readFileSync(path.join(dir, 'raw.log'), 'utf8').includes('API server version');
   for (let i = 0; i < 500 && !logged(); i++) {
     if (child.exitCode !== null) throw new Error(`stray server exited: ${fs.readFileSync(path.join(dir, 'raw.log'), 'utf8')}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -6,7 +6,7 @@
  * the pid stays the same, and a stray server of the same user can share the port exactly as it can on a node.
  */
 
-const BIND_PL = String.raw`
+export const BIND_PL = String.raw`
 use strict; use Socket qw(:all); use Fcntl;
 my @cmd = @ARGV; my ($host, $port) = ('', 8000);
 for (my $i = 0; $i < @cmd; $i++) {

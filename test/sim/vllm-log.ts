@@ -1,10 +1,10 @@
 /**
- * The log lines of the simulated vLLM, as docs/ARCHITECTURE.md "What the simulated vLLM logs" specifies, written
- * in docker's json-file shape (one {stream, log, time} per line) so `docker logs` keeps stdout and stderr apart:
- * vLLM's own logger writes to stdout, uvicorn's "Application startup complete." to stderr.
+ * The log lines of the simulated vLLM, as docs/ARCHITECTURE.md "What the simulated vLLM logs" specifies, written to
+ * the process's stdout and stderr as vLLM writes them: vLLM's own logger to stdout, uvicorn's "Application startup
+ * complete." to stderr. In a container the engine's json-file driver keeps them (one {log, stream, time} per line),
+ * so `docker logs` is the real one.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { traitsOf } from './vllm-release.js';
 import type { Process, ReleaseTraits } from './vllm-release.js';
 
@@ -22,10 +22,8 @@ export const MOUNT_PROOFS: Record<string, string> = { '/mtp-shard-r2': 'MTP shar
  * APIServer is this process; the EngineCore a child of it in real vLLM, so its pid is another).
  */
 export class ContainerLog {
-  private readonly file: string;
   private readonly traits: ReleaseTraits;
-  constructor(containerDir: string, release?: string) {
-    this.file = path.join(containerDir, 'log.jsonl');
+  constructor(release?: string) {
     this.traits = traitsOf(release);
   }
 
@@ -52,7 +50,15 @@ export class ContainerLog {
   }
 
   private append(stream: 'stdout' | 'stderr', line: string): void {
-    fs.appendFileSync(this.file, `${JSON.stringify({ stream, log: `${line}\n`, time: new Date().toISOString() })}\n`);
+    // One write per line, synchronous (a process.exit right after never loses it), as Python's logging flushes.
+    let buf = Buffer.from(`${line}\n`);
+    while (buf.length > 0) {
+      try {
+        buf = buf.subarray(fs.writeSync(stream === 'stdout' ? 1 : 2, buf));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err; // a full pipe: the reader (the shim) drains it
+      }
+    }
   }
 }
 

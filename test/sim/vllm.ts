@@ -16,6 +16,7 @@ import type { ChatSetup } from './vllm-chat.js';
 import { ContainerLog, kvCacheLines, kvCacheTokens, proofLines } from './vllm-log.js';
 import { logCompile, logGraphs, logWeights } from './vllm-startup.js';
 import { traitsOf } from './vllm-release.js';
+import { gpuProcesses } from './gpu.js';
 
 interface ServeArgs {
   id: string;
@@ -46,28 +47,37 @@ export function parseServe(argv: string[]): ServeArgs {
   return { id, model: rest[1], flags, lists };
 }
 
-const containerDir = process.env.SIM_CONTAINER_DIR ?? '.';
-const stateDir = process.env.SIM_STATE ?? '.';
+/**
+ * The node's sim state dir: the stand-in GPU hook shows it in a `--gpus` container at /run/pulse-sim (a stray server
+ * outside docker gets SIM_STATE). Without it the container has no GPU, and vLLM fails as it does without CUDA.
+ */
+const stateDir = process.env.SIM_STATE ?? '/run/pulse-sim';
+const hasGpu = fs.existsSync(path.join(stateDir, 'control.json'));
 const startControl = readControl(stateDir);
 // A stray server (stray.ts) sets its own ready delay, and may wait for the node's container before it listens.
 if (process.env.SIM_READY_DELAY_MS) startControl.readyDelayMs = Number(process.env.SIM_READY_DELAY_MS);
 const traits = traitsOf(startControl.vllmRelease);
-const log = new ContainerLog(containerDir, startControl.vllmRelease);
+const log = new ContainerLog(startControl.vllmRelease);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Mount points of this process (/proc/self/mountinfo field 5): in a container, the targets of its -v mounts. */
 function mountTargets(): string[] {
   try {
-    const rec = JSON.parse(fs.readFileSync(path.join(containerDir, 'config.json'), 'utf8')) as { Mounts: { Destination: string }[] };
-    return rec.Mounts.map((m) => m.Destination);
+    return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m !== '');
   } catch {
     return [];
   }
 }
 
-/** Exit code and time for `docker inspect` (the record is corrected from this when the process is gone). */
-process.on('exit', (code) => {
-  fs.writeFileSync(path.join(containerDir, 'exit.json'), JSON.stringify({ code, at: new Date().toISOString().replace(/Z$/, '000000Z') }));
-});
+/** This container's id: the engine bind-mounts its /etc/hostname from `<data-root>/containers/<id>/hostname`. */
+function containerId(fallback: string): string {
+  try {
+    return /\/containers\/([0-9a-f]{64})\//.exec(fs.readFileSync('/proc/self/mountinfo', 'utf8'))?.[1] ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
 /**
  * SIGTERM as vLLM handles it: while the engine loads, api_server.py's handler raises KeyboardInterrupt
  * ("terminated"), which ends the process the way an uncaught KeyboardInterrupt ends CPython (killed by SIGINT:
@@ -79,7 +89,11 @@ let inFlight = 0;
 process.on('SIGTERM', () => {
   if (!serving) {
     log.write('stderr', 'KeyboardInterrupt: terminated');
+    // CPython ends an uncaught KeyboardInterrupt by SIGINT with the default action; as a container's PID 1 the
+    // kernel drops that signal, and CPython then exits 130 (exit_sigint in Modules/main.c): docker sees 130 either way.
+    process.removeAllListeners('SIGINT');
     process.kill(process.pid, 'SIGINT');
+    setTimeout(() => process.exit(130), 20);
     return;
   }
   log.info('launcher.py:80', 'Shutting down FastAPI HTTP server.');
@@ -139,6 +153,11 @@ function pyRepr(s: string): string {
 }
 
 async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
+  if (!hasGpu) {
+    // A container without --gpus (or whose hook did not run) sees no device: vLLM's platform detection fails.
+    log.write('stderr', 'RuntimeError: Failed to infer device type (no NVIDIA GPU is visible in this container: run it with --gpus)');
+    process.exit(1);
+  }
   const maxLen = maxModelLen(args.flags['max-model-len']);
   if (maxLen === null) {
     log.write('stderr', `vllm serve: error: argument --max-model-len: invalid human_readable_int value: '${args.flags['max-model-len']}'`);
@@ -187,22 +206,17 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   await serve(args, control, maxLen);
 }
 
-/** Resolves once the container record `file` shows a run that started after this process (SIM_LISTEN_AFTER). */
-async function containerStarted(file: string): Promise<void> {
+/** Resolves once the node's GPU runs a container started after this process (SIM_LISTEN_AFTER: a stray waits). */
+async function containerStarted(): Promise<void> {
   const since = Date.now() - process.uptime() * 1000;
   for (;;) {
-    try {
-      const rec = JSON.parse(fs.readFileSync(file, 'utf8')) as { State: { Running: boolean; StartedAt: string } };
-      if (rec.State.Running && Date.parse(rec.State.StartedAt) >= since) return;
-    } catch {
-      /* no container yet */
-    }
+    if (gpuProcesses(stateDir).some((r) => Date.parse(r.at) >= since - 50)) return;
     await sleep(20);
   }
 }
 
 async function serve(args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
-  if (process.env.SIM_LISTEN_AFTER) await containerStarted(process.env.SIM_LISTEN_AFTER);
+  if (process.env.SIM_LISTEN_AFTER) await containerStarted();
   const server = http.createServer((req, res) => void handle(req, res, args, control, maxLen));
   server.on('error', (err) => {
     log.write('stderr', `OSError: [Errno 98] error while attempting to bind: ${err.message}`);
@@ -318,4 +332,5 @@ function modelList(args: ServeArgs, control: NodeControl, maxLen: number): unkno
 }
 
 const parsed = parseServe(process.argv.slice(2));
+parsed.id = containerId(parsed.id);
 await startUp(parsed, startControl);

@@ -37,10 +37,11 @@ function container(script: string): void {
   n.docker('run', '-d', '--name', n.containerName, '-e', `K=${SECRET_KEY}`, PROFILE_IMAGE, 'bash', '-c', script);
 }
 
-/** How many `docker logs` processes run on the machine (the sim's docker is a node process of docker-cli.js). */
+/** How many `docker logs` processes of this node run on the machine (its real docker client, under its docker dir). */
 function dockerLogsProcesses(): number {
   const ps = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
-  return ps.split('\n').filter((l) => /docker-cli\.js logs/.test(l)).length;
+  const client = `${n.paths.dockerDir}/cli/docker logs`;
+  return ps.split('\n').filter((l) => l.startsWith(client)).length;
 }
 
 describe('pulse model logs on a simulated node', () => {
