@@ -15,8 +15,9 @@
  * Where the time goes, per round (medians over the round's deploys): the floor's time per step, and pulse's from
  * each workflow history (the start RPC, the first workflow task, time inside each activity, activity dispatch, the
  * workflow tasks between activities, the result reaching the client); CPU seconds of the worker, the Temporal
- * server and the whole machine during each side; docker calls and /v1/models requests on the nodes (each docker
- * call on the simulator is a Node process: the 32 simulated nodes cost CPU on both sides).
+ * server and the whole machine during each side; docker calls and /v1/models requests on the nodes (each node runs
+ * its own real dockerd, 32 of them at 32 nodes, ~3.6 GB RSS with their containerds; each docker call is a real
+ * client talking to it: the 32 simulated nodes cost CPU on both sides).
  *
  * Run: npx tsc && node dist/worker/build-bundle.js && node dist/bench/fleet.js [sizes, e.g. 1,8,32] [READY_MS]
  * (results: bench/results/fleet.json, or fleet-ready<N>s.json for another READY_MS)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: the built-in node simulator (real sshd nodes on loopback addresses with a
-# simulated docker/vLLM/GPU memory) and pulse's own Temporal dev server. Everything it starts, it stops.
+# The main job on the embedded default: the built-in node simulator (real sshd nodes on loopback addresses, each with
+# its own real Docker engine; a simulated vLLM, GPU and GPU memory) and pulse's own Temporal dev server. Everything it
+# starts, it stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f dist/cli/main.js ] || { echo "demo: run 'bash scripts/setup.sh' first" >&2; exit 1; }
