@@ -82,20 +82,22 @@ ${caseOf('_pulse_valued', entries, (e) => list(e.valued))}
 ${caseOf('_pulse_argument', entries, (e) => (e.argument === null ? null : `echo ${q(e.argument === 'profiles' ? 'profiles' : `words:${e.argument.words.join(' ')}`)}`))}
 # Names pulse knows now (profiles, nodes of the --nodes file given on the line, if any); nothing when pulse fails.
 _pulse_names() {
-  local -a global=()
+  local -a global=() node=()
   [[ -z $_pulse_nodes_file ]] || global=(--nodes "$_pulse_nodes_file")
-  "$_pulse_bin" "\${global[@]}" completion --list "$1" 2>/dev/null </dev/null
+  [[ -z $_pulse_node ]] || node=(--node "$_pulse_node")
+  timeout 15 "$_pulse_bin" "\${global[@]}" completion --list "$1" "\${node[@]}" 2>/dev/null </dev/null
 }
 
 _pulse() {
   local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} path= w i skip=0 nargs=0
-  local _pulse_bin=\${COMP_WORDS[0]} _pulse_nodes_file=
+  local _pulse_bin=\${COMP_WORDS[0]} _pulse_nodes_file= _pulse_node=
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
     w=\${COMP_WORDS[i]}
     if ((skip)); then skip=0; continue; fi
     if [[ $w == -* ]]; then
       [[ $w != --nodes ]] || _pulse_nodes_file=\${COMP_WORDS[i + 1]}
+      [[ $w != --node ]] || _pulse_node=\${COMP_WORDS[i + 1]}
       [[ " $(_pulse_valued "$path") " != *" $w "* ]] || skip=1
       continue
     fi
@@ -113,6 +115,7 @@ _pulse() {
         else
           COMPREPLY=($(compgen -W "$(_pulse_names nodes)" -- "$cur"))
         fi ;;
+      --to) COMPREPLY=($(compgen -W "$(_pulse_names backups)" -- "$cur")) ;; # the node's backups (over ssh)
       --nodes | --overlay) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
     return 0

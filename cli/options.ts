@@ -40,6 +40,8 @@ export interface RollbackOptions extends GlobalOptions {
   timeoutS: number | undefined;
   dryRun: boolean;
   detach: boolean;
+  /** --list: the node's backups instead of a rollback. */
+  list: boolean;
 }
 
 export interface DownOptions extends GlobalOptions {
@@ -118,6 +120,8 @@ export interface CompletionOptions extends GlobalOptions {
   list: string | undefined;
   /** The whole command table, which the scripts are generated from. */
   root: Command;
+  /** --node: whose backups `--list backups` names. */
+  node: string | undefined;
 }
 
 export type FragmentOptions = GlobalOptions;

@@ -11,6 +11,9 @@ import type { RollbackRequest } from '../../runtime/model/index.js';
 import type { RollbackOptions } from '../options.js';
 import { runDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
+import { plainText } from '../live-line.js';
+import { utc } from '../../runtime/format.js';
+import type { BackupEntry } from '../../runtime/status/backups.js';
 
 /** --to as given (absolute), or a bare backup name in the node's first recipe dir. */
 function named(node: NodeConfig, to: string): string {
@@ -81,7 +84,48 @@ async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<
   return 0;
 }
 
+/** `--list`: the node's backups, newest first, as `--to` takes them (read-only; no Temporal server is asked). */
+async function list(opts: RollbackOptions): Promise<number> {
+  const { loadNodesConfig, nodeOf, targetOf } = await import('../../runtime/config/nodes.js');
+  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
+  const { defaultStateDir, readNodeState } = await import('../../runtime/state/state.js');
+  const { openSession } = await import('../../runtime/node/connect.js');
+  const { listBackups } = await import('../../runtime/status/backups.js');
+  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const node = nodeOf(config, opts.node);
+  const state = await readNodeState(defaultStateDir(), opts.node);
+  const session = await openSession(targetOf(opts.node, node));
+  let entries;
+  try {
+    entries = await listBackups(session, node, state);
+  } finally {
+    await session.close();
+  }
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    return 0;
+  }
+  process.stdout.write(backupsText(opts.node, entries));
+  return 0;
+}
+
+/** The backups as a table: name, recipe, profile, render time, and which one last known good or the last up names. */
+export function backupsText(node: string, entries: readonly BackupEntry[]): string {
+  if (entries.length === 0) return `no .env backups on ${node} (an up writes one when it replaces a .env)\n`;
+  const rows = entries.map((e) => [
+    e.name, e.recipe, e.regular ? (e.profile ?? '(no pulse header)') : `(${e.kind}: refused)`, e.rendered ? utc(e.rendered) : '-',
+    [e.lastKnownGood ? 'last known good' : '', e.lastUpWrote ? 'the last up replaced this' : ''].filter((x) => x !== '').join(', '),
+  ]);
+  const head = ['BACKUP', 'RECIPE', 'PROFILE', 'RENDERED (UTC)', ''];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]): string => r.map((x, i) => (i === r.length - 1 ? x : x.padEnd(w[i] ?? 0))).join('  ').trimEnd();
+  const lines = [`backups on ${node}, newest first:`, line(head), ...rows.map((r) => plainText(line(r)))];
+  lines.push(`restore one: pulse model rollback --node ${node} --to <BACKUP> (--dry-run first shows the key difference)`);
+  return `${lines.join('\n')}\n`;
+}
+
 export async function run(opts: RollbackOptions): Promise<number> {
+  if (opts.list) return list(opts);
   const { request } = await requestOf(opts); // config errors and refusals come before any Temporal connection
   if (opts.dryRun) return dryRun(opts, request);
   return runDeploy(request, opts, deployView(opts));

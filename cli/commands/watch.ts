@@ -23,7 +23,7 @@ export async function run(opts: WatchOptions): Promise<number> {
     // A deploy that ended while nobody watched (e.g. after a detach): show how it went, with its exit code.
     // (--json: on stderr, so stdout is only the JSON.)
     if (!last.running) (opts.json ? process.stderr : process.stdout).write(`no deploy runs on ${opts.node} now; the last one has ended:\n`);
-    return await followWith(t, last, { verbose: opts.verbose, nodes: opts.nodes, closed: !last.running, timeoutS: opts.timeoutS }, deployView(opts));
+    return await followWith(t, last, { verbose: opts.verbose, nodes: opts.nodes, closed: !last.running, followTimeoutS: opts.timeoutS }, deployView(opts));
   } finally {
     await t.close();
   }

@@ -88,11 +88,11 @@ export async function runDeploy(plan: DeployPlan, req: RunRequest, view: DeployV
 }
 
 /** Follows a run on an open connection until it closes or Ctrl-C detaches; returns the exit code. */
-export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbose: boolean; nodes?: string | undefined; closed: boolean; timeoutS?: number | null }, view: DeployView): Promise<number> {
+export async function followWith(t: PulseTemporal, ref: DeployRef, req: { verbose: boolean; nodes?: string | undefined; closed: boolean; followTimeoutS?: number | null }, view: DeployView): Promise<number> {
   const printer = view.printer();
   printer.header(ref.what, ref.workflowId, ref.runId, uiLink(t.target, ref.workflowId, ref.runId) ?? uiHint(t.target));
   const ac = new AbortController();
-  const deadline = new FollowDeadline(ac, req.timeoutS ?? null);
+  const deadline = new FollowDeadline(ac, req.followTimeoutS ?? null);
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;

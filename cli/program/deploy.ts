@@ -78,14 +78,17 @@ export const rollback: Registration = (model, run) => {
     .option('--timeout-s <time>', 'readiness timeout: seconds, or 45s, 10m, 1h30m (default READY_TIMEOUT_S of the backup + readyGraceS)', durationFlag('--timeout-s', 1, 172_800))
     .option('--dry-run', 'show which backup, its profile and the key difference to the live .env; run nothing')
     .option('--detach', 'start the rollback and return without following it')
+    .option('--list', 'list the node\'s .env backups (newest first, with their profiles) and run nothing')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
     .option('--verbose', 'show the raw @pulse records of the node scripts')
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.RollbackOptions = {
         ...globals(cmd), node: required(o, 'node', cmd), to: str(o, 'to'), yes: flag(o, 'yes'), force: flag(o, 'force'),
-        timeoutS: num(o, 'timeoutS'), dryRun: flag(o, 'dryRun'), detach: flag(o, 'detach'),
+        timeoutS: num(o, 'timeoutS'), dryRun: flag(o, 'dryRun'), detach: flag(o, 'detach'), list: flag(o, 'list'),
       };
+      const others = ['to', 'force', 'dryRun', 'detach', 'timeoutS'].filter((k) => o[k] !== undefined && o[k] !== false);
+      if (opts.list && others.length > 0) throw new PulseError('usage', '--list only lists the backups: it takes no --to, --force, --dry-run, --detach or --timeout-s');
       await run(() => import('../commands/rollback.js'), opts);
     });
 };

@@ -44,9 +44,10 @@ export const completion: Registration = (program, run, root) => {
     .command('completion')
     .description('Print the shell completion script (bash or zsh), generated from this command table.')
     .addArgument(new Argument('[shell]', 'bash or zsh').choices(['bash', 'zsh']))
-    .addOption(new Option('--list <what>', 'the names the scripts complete: profiles or nodes').hideHelp())
+    .addOption(new Option('--list <what>', 'the names the scripts complete: profiles, nodes, or backups (of --node)').hideHelp())
+    .addOption(new Option('--node <node>', 'the node whose backups --list backups names').hideHelp())
     .action(async (shell: string | undefined, o: Flags, cmd: Command) => {
-      const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), root };
+      const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), node: str(o, 'node'), root };
       await run(() => import('../commands/completion.js'), opts);
     });
 };

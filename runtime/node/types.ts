@@ -53,7 +53,8 @@ export type StepName =
   | 'kill-group'
   | 'lock'
   | 'logs'
-  | 'read-backup';
+  | 'read-backup'
+  | 'backups';
 
 /** The one typed value of a remote run. */
 export interface RemoteResult {

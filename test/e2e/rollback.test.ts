@@ -113,6 +113,19 @@ test('rollback --dry-run names the backup, its profile and the key difference; a
   const lkg = upRun.lastKnownGood;
   assert.equal(lkg?.profile, 'best');
   const prior = (await backups('simA')).at(-1)!;
+  // --list: the node's backups as --to takes them, newest first, the one the last up replaced marked (issue 30)
+  const listed = await runCli(['model', 'rollback', '--node', 'simA', '--list'], env);
+  assert.equal(listed.code, 0, listed.stdout + listed.stderr);
+  const name = path.basename(prior);
+  assert.match(listed.stdout, /^BACKUP +RECIPE +PROFILE +RENDERED \(UTC\)$/m);
+  assert.match(listed.stdout, new RegExp(`^${name.replace(/[.]/g, '\\.')} +qwen38-flash +datagen +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +the last up replaced this$`, 'm'), listed.stdout);
+  const listedJson = JSON.parse((await runCli(['model', 'rollback', '--node', 'simA', '--list', '--json'], env)).stdout) as { name: string; path: string; lastUpWrote: boolean }[];
+  assert.equal(listedJson[0]?.path, prior, 'newest first');
+  assert.equal(listedJson.filter((b) => b.lastUpWrote).length, 1);
+  const both = await runCli(['model', 'rollback', '--node', 'simA', '--list', '--to', prior], env);
+  assert.equal(both.code, 2, both.stderr);
+  const completed = await runCli(['completion', '--list', 'backups', '--node', 'simA'], env);
+  assert.equal(completed.stdout.split('\n')[0], name, 'rollback --to completes the node\'s backups');
   const dry = await runCli(['model', 'rollback', '--node', 'simA', '--to', prior, '--dry-run'], env);
   assert.equal(dry.code, 0, dry.stdout + dry.stderr);
   assert.match(dry.stdout, new RegExp(`backup: +${prior.replace(/[.]/g, '\\.')}`));
