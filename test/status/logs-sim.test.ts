@@ -104,12 +104,18 @@ describe('pulse model logs on a simulated node', () => {
     assert.deepEqual(r.stdout.split('\n'), ['Loading safetensors: 100%|##########| 4/4', 'done', '']);
   });
 
-  test('--timestamps puts docker\'s time before each line; it and --since are refused with --deploy', async () => {
+  test('--timestamps puts docker\'s time before each line; --since leaves out what came before; both refused with --deploy', async () => {
     container('echo early; sleep 300');
     await until('the container logged', () => n.exec(`docker logs ${n.containerName} 2>&1`).includes('early'), 10_000);
     const t = await logs('--tail', '1', '--timestamps');
     assert.equal(t.code, 0, t.stderr);
     assert.match(t.stdout, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z early\n$/);
+    const later = await logs('--since', '2099-01-01T00:00:00Z');
+    assert.equal(later.code, 0, later.stderr);
+    assert.equal(later.stdout, '', 'nothing was logged after 2099');
+    const recent = await logs('--since', '1h');
+    assert.equal(recent.code, 0, recent.stderr);
+    assert.equal(recent.stdout, 'early\n');
     const both = await logs('--deploy', '--since', '10m');
     assert.equal(both.code, 2, both.stderr);
     assert.match(both.stderr, /^pulse: --since and --timestamps read the container's log/);
