@@ -17,6 +17,8 @@ export interface RolloutPlanView {
   steps: PlannedStep[];
   /** Per node: its diff against the running .env (read-only, as `pulse model diff`), or why it could not be read. */
   diffs: Record<string, DiffReport | { error: string }>;
+  /** Nodes the gateway file enables that cannot take traffic now (their status), and why: not counted as serving. */
+  notCounted?: Record<string, string>;
 }
 
 const what = (r: Pick<RolloutRequest, 'action' | 'profile'>): string => (r.action === 'up' ? `up ${r.profile ?? '?'}` : 'down');
@@ -30,6 +32,7 @@ export function rolloutPlanText(v: RolloutPlanView): string {
       ? 'protected nodes: none'
       : `protected nodes: ${v.protectedNodes.join(', ')} — ${r.confirmed ? '--yes given' : 'needs --yes (once, for the whole rollout)'}`,
     `gate after each node: ${r.action === 'up' ? `the child's verify passes and ${ROLLOUT_STEPS.smoke.plan}` : 'the container is gone'}; a failed gate stops the rollout and leaves the later nodes untouched${r.autoRollback ? ' (--auto-rollback: the failed node goes back to its previous .env)' : ''}`,
+    ...Object.entries(v.notCounted ?? {}).map(([n, why]) => `not counted as serving: ${n} (${why})`),
     '',
   ];
   v.steps.forEach((s, i) => {

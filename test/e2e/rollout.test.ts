@@ -46,7 +46,9 @@ test('dry-run: the order, who serves at each step, and the guard refusing a step
   const dry = await runCli(['model', 'up', 'datagen', '--node', 'simB,simC,simD', '--dry-run'], env);
   assert.equal(dry.code, 0, dry.stdout + dry.stderr);
   assert.match(dry.stdout, /rollout up datagen on simB → simC → simD/);
-  assert.equal(dry.stdout.match(/serving meanwhile: simA/g)?.length, 3, dry.stdout);
+  // simA's endpoint is enabled (pulse never deployed there) but no server runs on it: it serves nobody (issue 30 item 2).
+  assert.equal(dry.stdout.match(/serving meanwhile: NO endpoint/g)?.length, 3, dry.stdout);
+  assert.match(dry.stdout, /^not counted as serving: simA \(enabled in the gateway file, but stopped\)$/m, dry.stdout);
   assert.match(dry.stdout, /diff datagen → simB: .*\(no \.env there\)/, dry.stdout);
   const alone = await runCli(['model', 'up', 'datagen', '--node', 'simA,simB', '--dry-run'], env);
   assert.equal(alone.code, 4, alone.stdout + alone.stderr);

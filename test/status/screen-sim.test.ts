@@ -4,7 +4,8 @@
  * - status never reports a node healthier than the strongest signal: a dead engine (/health 503 while /v1/models
  *   still answers 200), a node state `failed` (a cancelled deploy whose server came up anyway), a watchdog that
  *   disabled the endpoint: none of them is `serving`, the exit code is 7 and --json's allHealthy false;
- * - the ENDPOINT column says where the gateway sends traffic (the gateway backend file, and why not);
+ * - the ENDPOINT column says where the gateway sends traffic (the gateway backend file, and why not), and a rollout's
+ *   plan counts as serving meanwhile only an enabled endpoint whose node can take traffic now;
  * - without --node the fleet table alone, sized to the terminal, no wrapped row; the detail behind --node / --wide;
  * - --watch redraws in place on a terminal, prints round after round off one, and Ctrl-C ends it with the last
  *   round's exit code; --json errors are JSON.
@@ -127,6 +128,21 @@ describe('status on three simulated nodes: the truth, the endpoint, one screen',
     assert.match(table.stdout, /^spark3 +stopped +disabled: loopback +none /m, table.stdout);
     const one = await cli(['model', 'status', '--node', 'spark2']);
     assert.match(one.stdout, /^ {2}endpoint +disabled: the gateway host cannot reach this node/m, one.stdout);
+  });
+
+  test('item 2: the rollout plan counts an endpoint as serving only while its node can take traffic', async () => {
+    const ok = await cli(['model', 'up', 'best', '--node', 'spark2,spark3', '--dry-run']);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.equal(ok.stdout.match(/serving meanwhile: spark1$/gm)?.length, 2, ok.stdout);
+    s.sim.node('spark1').setControl({ engineDead: true });
+    try {
+      const dead = await cli(['model', 'up', 'best', '--node', 'spark2,spark3', '--dry-run']);
+      assert.equal(dead.code, 0, dead.stdout + dead.stderr);
+      assert.equal(dead.stdout.match(/serving meanwhile: NO endpoint$/gm)?.length, 2, dead.stdout);
+      assert.match(dead.stdout, /^not counted as serving: spark1 \(enabled in the gateway file, but failing: \/health 503\)$/m, dead.stdout);
+    } finally {
+      s.sim.node('spark1').setControl({ engineDead: false });
+    }
   });
 
   for (const cols of [80, 120]) {
