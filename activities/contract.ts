@@ -10,6 +10,7 @@ import type {
   LockResult,
   MemorySample,
   MkdirResult,
+  NodeServes,
   NodeState,
   PlanRecipe,
   NodeTarget,
@@ -122,6 +123,8 @@ export interface PublishResult {
   changed: boolean;
   /** State `starting`: how long readiness usually takes here (absent from older workers). */
   readiness?: ReadinessEstimate;
+  /** What the node now serves and its endpoint, as this step wrote them (absent from older workers). */
+  serves?: NodeServes;
 }
 
 /** What planRollback made: the plan (an UpPlan with `restore`), and what the dry-run and the UI show beside it. */

@@ -5,6 +5,7 @@
 import type { NodeSession, NodeTarget } from '../runtime/node/types.js';
 import type * as Steps from '../runtime/steps/index.js';
 import type { FleetEntry, NodeState } from '../runtime/model/index.js';
+import type { GatewayEndpoint } from '../runtime/gateway/gateway.js';
 import type { WorkerFilesSource } from './authority.js';
 import type { WorkflowInputReader } from './workflow-input.js';
 import type { WorkflowRuns } from './rollout.js';
@@ -24,7 +25,8 @@ export type StepFunctions = Pick<
 export interface StateStore {
   writeNodeState(stateDir: string, state: NodeState): Promise<unknown>;
   readNodeState(stateDir: string, node: string): Promise<NodeState | null>;
-  publishFragment(stateDir: string, fleet: FleetEntry[]): Promise<{ changed: boolean; warnings: string[] }>;
+  /** `endpoints`: the file's endpoints as written (the closing block says the node's). */
+  publishFragment(stateDir: string, fleet: FleetEntry[]): Promise<{ changed: boolean; warnings: string[]; endpoints?: readonly GatewayEndpoint[] }>;
 }
 
 export interface ActivityLogger {

@@ -1,6 +1,7 @@
 /** The activities that write local state: node state file + gateway fragment (step 9, 'starting', compensation). */
 import { Context } from '@temporalio/activity';
-import type { NodeState } from '../runtime/model/index.js';
+import type { NodeServes, NodeState } from '../runtime/model/index.js';
+import type { GatewayEndpoint } from '../runtime/gateway/gateway.js';
 import type { PublishResult, SparseStateInput, StateInput } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
@@ -13,6 +14,18 @@ function watchdogAfter(old: NodeState | null, state: NodeState['state']): Pick<N
   const w = old?.watchdog;
   if (!w) return {};
   return { watchdog: state === 'up' ? { ...w, disabled: null, gaveUp: null } : w };
+}
+
+/** What the closing block of up/down/rollback says the node serves: the state just written and its endpoint. */
+function servesOf(state: NodeState, endpoints: readonly GatewayEndpoint[] = []): NodeServes {
+  const e = endpoints.find((x) => x.name === state.node);
+  return {
+    state: state.state,
+    profile: state.profile,
+    servedModelName: state.servedModelName,
+    maxModelLen: state.maxModelLen,
+    endpoint: e ? { url: e.baseUrl, enabled: e.enabled, reason: e.reason ?? null } : null,
+  };
 }
 
 async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput, failed = false): Promise<PublishResult> {
@@ -42,7 +55,7 @@ async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput,
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);
     deps.logger.info(`state ${fields.state} for ${fields.node}`, { fragmentChanged: r.changed });
-    return { warnings: r.warnings, changed: r.changed, ...readinessOnStart(old, fields) };
+    return { warnings: r.warnings, changed: r.changed, ...readinessOnStart(old, fields), serves: servesOf(state, r.endpoints) };
   } catch (err) {
     throw toFailure(err, attempt, false);
   }

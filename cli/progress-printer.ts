@@ -4,7 +4,7 @@
  * (cli/live-line.ts); off a terminal (a log, CI, a pipe) it is a plain line when its phase changes and at most one
  * heartbeat line a minute, with no control character. `quiet` keeps only the result and what went wrong.
  */
-import type { DeployResult, ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
+import type { DeployResult, NodeServes, ReadinessEstimate, WaitProgress } from '../runtime/model/index.js';
 import { about, slowerThanUsual } from '../runtime/vllm/readiness-eta.js';
 import { duration as durationOf } from '../runtime/format.js';
 import { FAILURES } from '../runtime/failures.js';
@@ -256,6 +256,7 @@ export class ProgressPrinter {
     this.emit(r.ok ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}` : this.failedHead(r, what));
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
+    if (r.ok && r.serves) for (const l of servesLines(r.serves)) this.write(`  ${l}`);
     if (r.halted) this.write(`  the server this up had started was stopped: it does not go on to serve ${r.profile ?? 'the abandoned profile'}`);
     if (!r.ok) for (const l of wayOut) this.write(`  ${l}`);
     if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
@@ -281,6 +282,32 @@ export class ProgressPrinter {
     const why = r.rollback.error && !this.shown(r.rollback.error) ? `: ${plainText(r.rollback.error)}` : ' (see its section)';
     return `${head}; the auto-rollback failed too${why}`;
   }
+}
+
+/** host:port of an endpoint URL (http://10.0.0.2:8000/v1), or the URL itself when it does not parse. */
+function hostPort(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * What the node now serves and whether the gateway sends it traffic (issue 30 item 12), from the publish step's
+ * record (DeployResult.serves): `serving: best as qwen38 (max_model_len 32768) on 10.0.0.2:8000`, then
+ * `gateway endpoint: enabled` or `disabled: <the gateway backend file's reason>`.
+ */
+export function servesLines(s: NodeServes): string[] {
+  const where = s.endpoint ? ` on ${hostPort(s.endpoint.url)}` : '';
+  const len = s.maxModelLen === null ? '' : ` (max_model_len ${s.maxModelLen})`;
+  const what = s.state === 'up'
+    ? `serving: ${s.profile ?? 'an unknown profile'}${s.servedModelName ? ` as ${s.servedModelName}` : ''}${len}${where}`
+    : `serving: nothing (node ${s.state})${where}`;
+  if (!s.endpoint) return [what, 'gateway endpoint: the gateway backend file does not name this node'];
+  const e = s.endpoint;
+  const state = e.enabled ? `enabled${e.reason ? ` (${plainText(e.reason)})` : ''}` : `disabled: ${plainText(e.reason ?? 'no reason recorded')}`;
+  return [what, `gateway endpoint: ${state}`];
 }
 
 /** The deploy's first error, without what the auto-rollback appended (workflows/auto-rollback.ts). */

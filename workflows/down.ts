@@ -41,6 +41,7 @@ export async function downWorkflow(plan: DownPlan, opts?: DeployOptions): Promis
     await t.run(DOWN_STEPS.stop, () => acts.stop(stopInput(plan), ...lock));
     const pub = await t.run(DOWN_STEPS.publish, () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
+    if (pub.serves) result.serves = pub.serves;
   } catch (err) {
     if (!saga.armed) result.state = 'unchanged'; // refused before the stop: nothing changed on the node
     throw await failDeploy(err, t, saga, result, (error) => acts.markFailed(stateInput(plan, 'failed', error)), lock.length > 0 ? release : undefined);

@@ -97,6 +97,7 @@ async function finishSteps(run: UpRun, logPath: string | null): Promise<void> {
   });
   const pub = await t.run(UP_STEPS.publish, () => acts.publish(input));
   result.warnings.push(...pub.warnings);
+  if (pub.serves) result.serves = pub.serves;
   result.ok = true;
   result.state = 'up';
 }

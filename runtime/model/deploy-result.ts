@@ -1,3 +1,17 @@
+/**
+ * What the node serves after a deploy's publish step, and whether the gateway sends it traffic: from the node state
+ * and the gateway backend file that step just wrote (activities/publish.ts), so the closing block needs no node
+ * round trip (issue 30 item 12).
+ */
+export interface NodeServes {
+  state: NodeStateKind;
+  profile: string | null;
+  servedModelName: string | null;
+  maxModelLen: number | null;
+  /** The node's endpoint in the gateway backend file (null: the file does not name the node). */
+  endpoint: { url: string; enabled: boolean; reason: string | null } | null;
+}
+
 /** What an up or down returns (and, on failure, carries in its ApplicationFailure's details[0]). */
 import type { NodeStateKind } from './node-state.js';
 
@@ -43,4 +57,6 @@ export interface DeployResult {
   restoredFrom?: string;
   /** A rollback: the deploy it undid (workflowId/runId), when an auto-rollback started it. */
   undid?: string | null;
+  /** What the node serves after the publish step, and its endpoint (absent: no publish ran, or an older worker). */
+  serves?: NodeServes;
 }
