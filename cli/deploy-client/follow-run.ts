@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../../runtime/model/index.js';
 import type { FollowOutcome } from '../follow-outcome.js';
-import { noteOf, stepOfActivity, verdictOf } from '../../runtime/steps/catalog.js';
+import { noteOf, noticeOf, stepOfActivity, verdictOf } from '../../runtime/steps/catalog.js';
 import type { ProgressPrinter } from '../progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -155,7 +155,10 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const wrong = done ? stepVerdict(s?.type ?? '', value, s?.name ?? null) : null;
     const outcome = done ? (wrong === null ? 'ok' : 'failed') : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const note = wrong ?? (done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null);
-    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note, s?.bookkeeping === true);
+    // A bookkeeping step with news (a corrupt lock it cleared) shows its line like any step.
+    const def = done ? stepOfActivity(s?.type ?? '', s?.name ?? null) : undefined;
+    const news = def ? noticeOf(def, value) : null;
+    p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note, s?.bookkeeping === true && news === null);
     p.rawRecords(rawOf(value));
     const estimate = estimateOf(value);
     if (estimate) p.readinessEstimate(estimate); // the 'starting' state step's answer (issue 18)

@@ -40,9 +40,11 @@ export interface StepDef {
   verdict?: (result: unknown) => string | null;
   /**
    * pulse's own bookkeeping (the plan check, the node lock, the 'starting' state write): the CLI shows its line only
-   * with --verbose, or when it fails.
+   * with --verbose, or when it fails, or when `notice` has something to say.
    */
   bookkeeping?: true;
+  /** What a bookkeeping step's line must show even without --verbose (its result's news: a corrupt lock cleared). */
+  notice?: (result: unknown) => string | null;
 }
 
 type Obj = Record<string, unknown>;
@@ -106,6 +108,11 @@ function verifyNote(r: unknown): string | null {
   return text(r, 'kvCacheLine' satisfies keyof VerifyResult)?.replace(/^.*?\]\s*/, '') ?? null;
 }
 
+/** A corrupt lock this deploy's acquire cleared (runtime/scripts/lock.sh): what it found and how it cleared it. */
+function lockNotice(r: unknown): string | null {
+  return text(obj(obj(r)['lock']), 'cleared');
+}
+
 function lockNote(r: unknown): string | null {
   const lock = obj(obj(r)['lock']);
   if (Object.keys(lock).length === 0) return null;
@@ -116,7 +123,7 @@ function lockNote(r: unknown): string | null {
 /** Steps that every deploy has around its own: the plan check, the node lock, the compensation. */
 export const FRAME_STEPS = {
   check: { step: 'check', activity: 'checkPlan', label: 'check plan', title: "check the plan against the worker's nodes.json and profiles", script: null, preset: 'quick', bookkeeping: true },
-  lock: { step: 'lock', activity: 'acquireNodeLock', label: 'node lock', title: 'node lock', script: 'lock', preset: 'quick', note: lockNote, bookkeeping: true },
+  lock: { step: 'lock', activity: 'acquireNodeLock', label: 'node lock', title: 'node lock', script: 'lock', preset: 'quick', note: lockNote, bookkeeping: true, notice: lockNotice },
   unlock: { step: 'unlock', activity: 'releaseNodeLock', label: 'node unlock', title: 'release the node lock', script: 'lock', preset: 'quick', bookkeeping: true },
   /** A cancelled up whose start had begun: its server would go on to serve the abandoned profile (workflows/up.ts). */
   halt: { step: 'halt', activity: 'stopServer', label: 'stop the half-started server', title: 'cancelled: stop the server this up started, so it never serves the abandoned profile', script: 'stop', preset: 'stop', note: stopNote },
@@ -218,6 +225,11 @@ export function stepOfActivity(activity: string, summary: string | null): StepDe
 /** Why a completed step fails the deploy, from its result (null: it passed). */
 export function verdictOf(def: StepDef, result: unknown): string | null {
   return def.verdict?.(result) ?? null;
+}
+
+/** What a bookkeeping step must show without --verbose, from its result (null: nothing; its line stays hidden). */
+export function noticeOf(def: StepDef, result: unknown): string | null {
+  return def.notice?.(result) ?? null;
 }
 
 /** What a finished step says beside its ✓, from its result (null: nothing to say). */
