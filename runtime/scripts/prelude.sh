@@ -302,25 +302,27 @@ pulse_body_sha() {
 }
 
 # pulse_copy_regular SRC DEST: copies SRC to DEST (a private file) only when SRC is what pulse writes as a .env or
-# backup: a regular file, not a symbolic link, owned by this user, not writable by group or others, with one link.
+# backup: a regular file, not a symbolic link, owned by this user, not writable by group or others, with one link,
+# at most 1 MiB.
 # The checks are made on the file that was opened (its descriptor), so a swap of SRC between check and read is seen.
 # Otherwise prints why not (one phrase, no content) and returns 1; DEST is then empty.
 pulse_copy_regular() {
-  local src=$1 dest=$2 fd opened named uid mode links type
+  local src=$1 dest=$2 fd opened named uid mode links size type
   : >"$dest"
   if [[ -L $src ]]; then printf 'it is a symbolic link, not a file pulse wrote'; return 1; fi
   if [[ ! -e $src ]]; then printf 'it is not there'; return 1; fi
   if [[ ! -f $src ]]; then printf 'it is not a regular file'; return 1; fi
   { exec {fd}<"$src"; } 2>/dev/null || { printf 'it cannot be read'; return 1; }
-  opened=$(stat -L -c '%d:%i %u %a %h %F' "/proc/$BASHPID/fd/$fd" 2>/dev/null) || opened=
+  opened=$(stat -L -c '%d:%i %u %a %h %s %F' "/proc/$BASHPID/fd/$fd" 2>/dev/null) || opened=
   named=$(stat -c '%d:%i %F' -- "$src" 2>/dev/null) || named=
-  read -r _ uid mode links type <<<"$opened"
+  read -r _ uid mode links size type <<<"$opened"
   local why=
   if [[ -z $opened || ${opened%% *} != "${named%% *}" || $named != *' regular '* ]]; then why='it changed while it was read (replaced or turned into a link)'
   elif [[ $type != regular* ]]; then why='it is not a regular file'
   elif [[ $uid != "$EUID" ]]; then why="it is owned by uid $uid, not by the ssh user (uid $EUID) that pulse writes it as"
   elif ((8#$mode & 8#022)); then why="group or others may write it (mode $mode)"
   elif [[ $links != 1 ]]; then why="it has $links hard links (pulse writes one)"
+  elif ((size > 1048576)); then why="it is $size bytes; a .env pulse writes is a few KiB"
   fi
   if [[ -n $why ]]; then exec {fd}<&-; printf '%s' "$why"; return 1; fi
   cat <&"$fd" >"$dest" || { exec {fd}<&-; printf 'it cannot be read'; return 1; }
