@@ -8,7 +8,7 @@ import type { FleetEntry, NodeState } from '../runtime/model/index.js';
 import type { GatewayEndpoint } from '../runtime/gateway/gateway.js';
 import type { WorkerFilesSource } from './authority.js';
 import type { WorkflowInputReader } from './workflow-input.js';
-import type { WorkflowRuns } from './rollout.js';
+import type { DeployRun } from '../runtime/fleet/rollout.js';
 
 /** Access to nodes: a session that borrows one pooled connection per node (runtime/node/connect.ts NodePool). */
 export interface NodeAccess {
@@ -75,4 +75,16 @@ export interface ActivityDeps {
   stopping?: AbortSignal;
   /** Heartbeat period while a node script runs (default 5000 ms, well inside the 30 s heartbeat timeout). */
   heartbeatEveryMs?: number;
+}
+
+/**
+ * What the availability guard asks Temporal (the worker's own client in production: activities/rollout.ts
+ * workerWorkflowRuns; a fake in tests). Here, with the other dependencies, so activities/rollout.ts and this file do
+ * not import each other.
+ */
+export interface WorkflowRuns {
+  /** The latest run of the node's deploy workflow (its lock, `pulse-model-<node>`) and whether it is open; null when none ever ran. */
+  latest(node: string): Promise<DeployRun | null>;
+  /** Whether that run is still open (false once closed, or unknown to the server). */
+  open(workflowId: string, runId: string): Promise<boolean>;
 }

@@ -19,7 +19,7 @@ import { utc } from '../runtime/format.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
-import type { ActivityDeps } from './deps.js';
+import type { ActivityDeps, WorkflowRuns } from './deps.js';
 import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 
@@ -139,13 +139,6 @@ async function reserveStep(
   });
 }
 
-/** What the guard asks Temporal (the worker's own client in production; a fake in tests). */
-export interface WorkflowRuns {
-  /** The latest run of the node's deploy workflow (its lock, `pulse-model-<node>`) and whether it is open; null when none ever ran. */
-  latest(node: string): Promise<DeployRun | null>;
-  /** Whether that run is still open (false once closed, or unknown to the server). */
-  open(workflowId: string, runId: string): Promise<boolean>;
-}
 
 /**
  * WorkflowRuns over the worker's client (Context.current().client); `deployId` names a node's deploy workflow

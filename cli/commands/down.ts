@@ -14,7 +14,7 @@ async function buildPlan(opts: DownOptions): Promise<DownPlan> {
 export async function run(opts: DownOptions): Promise<number> {
   const plan = await buildPlan(opts);
   // Not guarded (only a rollout step is), but a down of the last endpoint that serves says so first.
-  const { outageWarning } = await import('./up.js');
+  const { outageWarning } = await import('../outage-warning.js');
   const warning = await outageWarning(opts, 'down');
   if (warning) (opts.json ? process.stderr : process.stdout).write(`warning: ${warning}\n`);
   return runDeploy(plan, opts, deployView(opts));

@@ -57,7 +57,7 @@ export async function run(opts: UpOptions): Promise<number> {
     return code;
   }
   process.stdout.write(planText(plan, runnable));
-  const { outageWarning } = await import('./up.js');
+  const { outageWarning } = await import('../outage-warning.js');
   const warning = await outageWarning(opts, 'up');
   if (warning) process.stdout.write(`availability: ${warning}\n`);
   process.stdout.write(stepsText(stepScripts(plan)));

@@ -6,6 +6,7 @@
 import type { UpOptions } from '../options.js';
 import type { UpPlan } from '../../runtime/model/index.js';
 import { runDeploy } from '../deploy-client/index.js';
+import { outageWarning } from '../outage-warning.js';
 import { deployView } from '../deploy-view.js';
 
 export { rollbackHintOf } from '../../runtime/plan/plan.js';
@@ -24,18 +25,6 @@ async function buildPlan(opts: UpOptions): Promise<UpPlan> {
   const state = await readNodeState(trustedStateDir(), opts.node);
   const { profile, node, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback } = opts;
   return upPlanFor(config, profiles, { profile, node, overlay, overlayWins, yes, experimental, restart, timeoutS, minMemGib, autoRollback }, state, new Date());
-}
-
-/**
- * The guard refuses only a rollout's step; a plain up on the last endpoint that serves goes ahead, and says so
- * first (on stderr with --json, which keeps stdout for the result).
- */
-export async function outageWarning(opts: Pick<UpOptions, 'node' | 'nodes'>, action: 'up' | 'down'): Promise<string | null> {
-  const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
-  const { resolveNodesPath } = await import('../../runtime/state/paths.js');
-  const { trustedStateDir } = await import('../../runtime/state/state.js');
-  const { lastEndpointWarning } = await import('../../runtime/fleet/rollout.js');
-  return lastEndpointWarning(loadNodesConfig(resolveNodesPath(opts.nodes)), trustedStateDir(), opts.node, action);
 }
 
 export async function run(opts: UpOptions): Promise<number> {
