@@ -80,12 +80,12 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   const r = await runCli(['model', 'up', 'best', '--node', 'simB', '--timeout-s', '3'], env);
   assert.notEqual(r.code, 0);
   assert.match(r.stdout, /✗ 7\/9 readiness on simB/);
-  assert.match(r.stdout, /up best on simB: FAILED, node failed/);
+  assert.match(r.stdout, /up best on simB: FAILED at readiness \(cause above\), node failed/);
   const state = await nodeState('simB');
   assert.equal(state.state, 'failed');
   assert.ok(state.backupPath, 'a backup was written');
   assert.ok(r.stdout.includes(`backup of the previous .env: ${state.backupPath}`), r.stdout);
-  assert.match(r.stdout, /to go back: pulse model up datagen --node simB/);
+  assert.ok(r.stdout.includes(`to go back: pulse model rollback --node simB --to ${state.backupPath}`), r.stdout);
   // The way out, read from the node after the close: the container now (state, memory), the start log, the last
   // lines of the container's log, then the backup and the rollback command.
   const block = r.stdout.slice(r.stdout.indexOf('FAILED'));
@@ -110,10 +110,12 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   assert.equal(f.step, 'readiness');
   assert.equal(f.errorType, 'Timeout');
   assert.ok(f.message.length > 0 && !f.message.startsWith('readiness:'), f.message);
-  assert.ok(block.includes(`readiness: ${f.message}`), `the message the text printed:\n${block}\n${f.message}`);
+  // The cause once (issue 30 item 3): on the ✗ line, which the closing line points to.
+  assert.ok(r.stdout.includes(`✗ 7/9 readiness on simB`) && r.stdout.includes(`: failed: ${f.message}`), `the message the text printed:\n${r.stdout}\n${f.message}`);
+  assert.match(block, /^FAILED at readiness \(cause above\), node failed$/m);
   assert.deepEqual(f.compensated, { nodeMarkedFailed: true, endpointDisabled: true });
   assert.equal(f.backupPath, state.backupPath);
-  assert.equal(f.rollbackCommand, 'pulse model up datagen --node simB');
+  assert.equal(f.rollbackCommand, `pulse model rollback --node simB --to ${state.backupPath}`);
   assert.ok(f.node?.answered, w.stdout);
   assert.equal(f.node.container?.name, 'vllm-qwen38');
   assert.match(f.node.startLog ?? '', /\/logs\/pulse-up-\d{8}T\d{6}Z\.log$/);
@@ -202,7 +204,7 @@ test('cancel during the readiness wait compensates: node failed, endpoint disabl
   assert.equal(c.code, 0, c.stdout + c.stderr);
   const r = await up.done;
   assert.notEqual(r.code, 0);
-  assert.match(r.stdout, /up datagen on simB: FAILED, node failed: readiness: deploy cancelled/);
+  assert.match(r.stdout, /up datagen on simB: CANCELLED, node failed: readiness: deploy cancelled/);
   assert.equal((await nodeState('simB')).state, 'failed');
   assert.equal((await endpoint('simB'))?.enabled, false);
   sim!.node('simB').setReadyDelay(300);
