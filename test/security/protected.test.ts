@@ -91,7 +91,7 @@ test('a deploy cancelled before its preflight ends prints the node as it is (it 
     const r = await up.done;
     assert.notEqual(r.code, 0);
     assert.doesNotMatch(r.stdout, /node down/, r.stdout);
-    assert.match(r.stdout, /up best on open: FAILED, node unchanged: preflight: deploy cancelled by request/, r.stdout);
+    assert.match(r.stdout, /up best on open: CANCELLED, node unchanged: preflight: deploy cancelled by request/, r.stdout);
     assert.match(r.stdout, /pulse changed nothing on open: it still serves \(container \S+ running, profile datagen\)/, r.stdout);
   } finally {
     open.freezeDaemon(false);
