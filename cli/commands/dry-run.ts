@@ -36,12 +36,12 @@ export function dryRunPlan(opts: UpOptions, now: Date = new Date()): { plan: UpP
 }
 
 /** Run only step 1 (read-only) on the node: the node layer and ssh2 load here, never for a plain dry-run. */
-async function preflight(plan: UpPlan): Promise<PreflightReport> {
+async function preflight(plan: UpPlan): Promise<PreflightReport & { dockerDown: boolean }> {
   const { openSession } = await import('../../runtime/node/connect.js');
-  const { runPreflight } = await import('../../runtime/steps/index.js');
+  const { previewPreflight } = await import('../../runtime/steps/index.js');
   const session = await openSession(plan.target);
   try {
-    return await runPreflight(session, plan);
+    return await previewPreflight(session, plan);
   } finally {
     await session.close();
   }
@@ -51,7 +51,8 @@ async function preflight(plan: UpPlan): Promise<PreflightReport> {
 export async function run(opts: UpOptions): Promise<number> {
   const { plan, runnable } = dryRunPlan(opts);
   const report = opts.preflight ? await preflight(plan) : null;
-  const code = report && !report.ok ? FAILURES.precondition.exit : 0;
+  // a daemon that does not answer is the more specific cause (exit 14); any other failed check is a precondition (5)
+  const code = report === null || report.ok ? 0 : report.dockerDown ? FAILURES['docker-down'].exit : FAILURES.precondition.exit;
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(report ? { plan, preflight: report } : plan, null, 2)}\n`);
     return code;

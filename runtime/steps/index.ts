@@ -10,7 +10,7 @@ import {
   memoryInputs, mkdirInputs, preflightInputs, readinessInputs, startInputs, stopInputs, verifyInputs, writeEnvInputs,
 } from './inputs.js';
 
-export { runPreflight, preflightReport, diffEnv, decideSkip } from './preflight.js';
+export { runPreflight, previewPreflight, preflightReport, diffEnv, decideSkip } from './preflight.js';
 export { makeDirs, stopServer, sampleMemory, writeEnv, startServer } from './actions.js';
 export { probeReadiness, verifyServer, parseModels } from './checks.js';
 export { followServerLog } from './follow.js';

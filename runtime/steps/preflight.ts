@@ -84,3 +84,13 @@ export async function runPreflight(session: NodeSession, plan: UpPlan, opts?: St
   const result = await runStep(session, 'preflight', preflightInputs(plan), opts, [SCRIPT_EXIT.precondition, SCRIPT_EXIT.refused]);
   return preflightReport(plan, result);
 }
+
+/**
+ * `up --dry-run --preflight`: the same read-only step, and a Docker daemon that does not answer is one failed check of
+ * the report (`docker-daemon`) with every other check shown beside it, not an error that hides them; `dockerDown`
+ * says so, for the exit code. A real up's step keeps the docker-down failure (runPreflight).
+ */
+export async function previewPreflight(session: NodeSession, plan: UpPlan): Promise<PreflightReport & { dockerDown: boolean }> {
+  const result = await runStep(session, 'preflight', preflightInputs(plan), undefined, [SCRIPT_EXIT.precondition, SCRIPT_EXIT.refused, SCRIPT_EXIT.dockerDown]);
+  return { ...preflightReport(plan, result), dockerDown: result.exitCode === SCRIPT_EXIT.dockerDown };
+}

@@ -145,11 +145,13 @@ test('cli: the dry-run loads neither @temporalio/* nor ssh2', () => {
 
 test.after(() => rmSync(sandbox, { recursive: true, force: true }));
 
-test('cli: --dry-run --preflight runs the read-only step 1 on the (local) node and exits 5 when it fails', () => {
-  const r = pulse(['model', 'up', 'best', '--node', 'spark1', '--dry-run', '--preflight']);
-  assert.equal(r.code, 5, r.stderr);
+test('cli: --dry-run --preflight runs the read-only step 1 on the (local) node; a Docker daemon that does not answer is one failed check beside the others, exit 14', () => {
+  // DOCKER_HOST names a socket nobody serves, so the local node's daemon never answers, on any machine
+  const r = pulse(['model', 'up', 'best', '--node', 'spark1', '--dry-run', '--preflight'], { DOCKER_HOST: `unix://${path.join(sandbox, 'no-docker.sock')}` });
+  assert.equal(r.code, 14, r.stderr);
   assert.match(r.stdout, /==== preflight \(read-only, ran on the node\) ====/);
   assert.match(r.stdout, /FAIL recipe-dir: .*\/srv\/recipes\/flash/);
+  assert.match(r.stdout, /FAIL docker-daemon: the Docker daemon does not answer: /);
   assert.match(r.stdout, /preflight: FAILED/);
 });
 
