@@ -111,7 +111,7 @@ test('the watchdog names a daemon that does not answer, and does not spend a hea
   assert.equal(d.heal, false);
   assert.match(d.heal ? '' : (d.why ?? ''), /no heal while the node's Docker daemon does not answer.*systemctl start docker/);
   // With live-restore the server may still serve while dockerd is down: HTTP decides, and a note says so.
-  const serving = judge({ ...DOWN, httpStatus: 200, healthOk: true, servedModels: ['qwen38'], maxModelLen: 262144 }, STATE);
+  const serving = judge({ ...DOWN, httpStatus: 200, healthOk: true, healthRoute: 200, servedModels: ['qwen38'], maxModelLen: 262144 }, STATE);
   assert.equal(serving.verdict, 'ok');
   assert.match(serving.notes.join('\n'), /does not answer.*still answers/);
 });
