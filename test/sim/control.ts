@@ -56,6 +56,14 @@ export interface NodeControl {
    * already true has a new engine (a restart heals it), until it goes false and true again.
    */
   engineDead: boolean;
+  /**
+   * How long one chat completion takes to generate (ms; 0 = at once). A streamed one (`"stream": true`) sends its
+   * tokens spread over this time, so it stays in flight (vllm:num_requests_running) until its last chunk. Read when
+   * the request comes in.
+   */
+  generationMs: number;
+  /** The server serves no GET /metrics (404), as a build without the Prometheus page (an older one) does. */
+  metricsMissing: boolean;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -70,6 +78,8 @@ export const DEFAULT_CONTROL: NodeControl = {
   holdReady: false,
   holdPhase: false,
   engineDead: false,
+  generationMs: 0,
+  metricsMissing: false,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

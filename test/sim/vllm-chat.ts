@@ -98,3 +98,27 @@ export function chatCompletion(setup: ChatSetup, raw: string): ChatAnswer {
   };
   return { status: 200, body, model };
 }
+
+/**
+ * The answer of a request with `"stream": true` as serving_chat.py's chat_completion_stream_generator sends it: a
+ * first chunk with the role, one `chat.completion.chunk` per token (its delta), one with the finish reason, then
+ * `data: [DONE]`. Each item is one server-sent event's data.
+ */
+export function streamChunks(answer: ChatAnswer): string[] {
+  const b = answer.body as { id: string; created: number; model: string; choices: { message: Record<string, unknown>; finish_reason: string }[] };
+  const choice = b.choices[0];
+  const chunk = (delta: Record<string, unknown>, finish: string | null): string =>
+    JSON.stringify({ id: b.id, object: 'chat.completion.chunk', created: b.created, model: b.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const content = typeof choice?.message['content'] === 'string' ? (choice.message['content'] as string) : '';
+  const tokens = content.split(/(?<= )/).filter((t) => t !== '');
+  return [chunk({ role: 'assistant', content: '' }, null), ...tokens.map((t) => chunk({ content: t }, null)), chunk({}, choice?.finish_reason ?? 'stop'), '[DONE]'];
+}
+
+/** Whether a request body asks for a stream (`"stream": true`); a body that is no JSON does not. */
+export function wantsStream(raw: string): boolean {
+  try {
+    return (JSON.parse(raw) as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
+}

@@ -4,15 +4,18 @@
  * node's `vllmRelease` does (test/sim/vllm-release.ts): it wants the bearer key of --api-key or VLLM_API_KEY on
  * every path under /v1 (never /health), becomes ready after the node's ready delay, logs vLLM's lines with the
  * release's process prefixes, fails on request (the node's control file; `engineDead`: /health 503 while /v1
- * still answers), and records every request it receives in SIM_STATE/requests.jsonl.
+ * still answers), and records every request it receives in SIM_STATE/requests.jsonl. Its completions take the
+ * node's `generationMs` (streamed ones send their tokens over it), its GET /metrics shows how many run and wait, and
+ * each one a stop cuts is recorded (vllm-metrics.ts).
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { appendJsonLine, readControl } from './control.js';
 import type { NodeControl } from './control.js';
-import { chatCompletion } from './vllm-chat.js';
-import type { ChatSetup } from './vllm-chat.js';
+import { chatCompletion, streamChunks, wantsStream } from './vllm-chat.js';
+import type { ChatAnswer, ChatSetup } from './vllm-chat.js';
+import { DEFAULT_MAX_NUM_SEQS, Inflight, metricsPage } from './vllm-metrics.js';
 import { ContainerLog, kvCacheLines, kvCacheTokens, proofLines } from './vllm-log.js';
 import { logCompile, logGraphs, logWeights } from './vllm-startup.js';
 import { traitsOf } from './vllm-release.js';
@@ -78,6 +81,9 @@ function containerId(fallback: string): string {
   }
 }
 
+/** Each completion still running when the process exits is cut (vllm-metrics.ts; a SIGKILL writes nothing, and counts too). */
+process.on('exit', () => completions?.cutAll());
+
 /**
  * SIGTERM as vLLM handles it: while the engine loads, api_server.py's handler raises KeyboardInterrupt
  * ("terminated"), which ends the process the way an uncaught KeyboardInterrupt ends CPython (killed by SIGINT:
@@ -86,6 +92,8 @@ function containerId(fallback: string): string {
  */
 let serving: http.Server | null = null;
 let inFlight = 0;
+/** The completions being generated (set once the server serves). */
+let completions: Inflight | null = null;
 process.on('SIGTERM', () => {
   if (!serving) {
     log.write('stderr', 'KeyboardInterrupt: terminated');
@@ -223,6 +231,7 @@ async function serve(args: ServeArgs, control: NodeControl, maxLen: number): Pro
     process.exit(1);
   });
   serving = server;
+  completions = new Inflight(stateDir, Number(args.flags['max-num-seqs'] ?? DEFAULT_MAX_NUM_SEQS));
   // uvicorn runs the app's startup before it listens on the socket vLLM bound (vllm-bind.ts): until then a connect
   // is refused; listening on it makes the port answer. Its Server.startup logs the lifespan's lines first, then
   // create_server listens: `Application startup complete.` comes just BEFORE the port answers, as on a real node.
@@ -291,9 +300,16 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
   // vllm/entrypoints/serve/instrumentator/health.py: check_health(), 200 with no body, 503 on EngineDeadError.
   else if (req.method === 'GET' && url === '/health') status = reply(res, engineDeadNow() ? 503 : 200, undefined);
   else if (req.method === 'GET' && url === '/v1/models') status = reply(res, 200, modelList(args, control, maxLen));
-  else if (req.method === 'POST' && url === '/v1/chat/completions') {
+  else if (req.method === 'GET' && url === '/metrics') {
+    // vllm/entrypoints/serve: the Prometheus app is mounted at /metrics, outside /v1 (no key needed).
+    if (readControl(stateDir).metricsMissing) status = reply(res, 404, { detail: 'Not Found' });
+    else {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(metricsPage(servedNames(args, control)[0] ?? args.model, completions?.running ?? 0, completions?.waiting ?? 0));
+      status = 200;
+    }
+  } else if (req.method === 'POST' && url === '/v1/chat/completions') {
     const answer = chatCompletion(chatSetup(args, control, maxLen), body);
-    status = reply(res, answer.status, answer.body);
+    status = await complete(res, answer, wantsStream(body), readControl(stateDir).generationMs);
     model = answer.model;
   } else status = reply(res, 404, { detail: 'Not Found' });
   appendJsonLine(path.join(stateDir, 'requests.jsonl'), {
@@ -306,6 +322,36 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
     model,
     requestId: req.headers['x-request-id'],
   });
+}
+
+/**
+ * Sends a completion that takes `ms` to generate: in flight (vllm:num_requests_running) until its last byte. A stream
+ * sends its chunks over that time; a plain answer comes whole at its end. A client that leaves ends it early.
+ */
+async function complete(res: http.ServerResponse, answer: ChatAnswer, stream: boolean, ms: number): Promise<number> {
+  if (answer.status !== 200 || !completions) return reply(res, answer.status, answer.body);
+  const id = completions.begin(stream);
+  let gone = false;
+  res.once('close', () => {
+    gone = true;
+    completions?.end(id);
+  });
+  if (!stream) {
+    await sleep(ms);
+    if (!gone) reply(res, answer.status, answer.body);
+    completions.end(id);
+    return answer.status;
+  }
+  const chunks = streamChunks(answer);
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  for (const [i, c] of chunks.entries()) {
+    if (gone) break;
+    res.write(`data: ${c}\n\n`);
+    if (i < chunks.length - 1) await sleep(ms / Math.max(1, chunks.length - 1));
+  }
+  if (!gone) res.end();
+  completions.end(id);
+  return answer.status;
 }
 
 function servedNames(args: ServeArgs, control: NodeControl): string[] {
