@@ -6,7 +6,7 @@
  * the worker's own files would not. The files are read again for each activity (a few small files; a stale cache
  * would be a second authority).
  */
-import { ownDownPlan, ownStop, ownUpPlan, refusePlan, type OwnStop, type WorkerFiles } from '../runtime/plan/plan-check.js';
+import { ownDownPlan, ownDrain, ownStop, ownUpPlan, refusePlan, type OwnDrain, type OwnStop, type WorkerFiles } from '../runtime/plan/plan-check.js';
 import { fleetOf } from '../runtime/plan/plan.js';
 import { UNMANAGED_PROFILE } from '../runtime/plan/restore.js';
 import type { DownPlan, EnvIdentity, FleetEntry, NodeState, UpInputRef, UpPlan } from '../runtime/model/index.js';
@@ -29,6 +29,8 @@ export interface Authority {
   upOf(input: unknown): Promise<UpPlan>;
   down(input: unknown): DownPlan;
   stop(input: unknown): OwnStop;
+  /** The drain's: the stop's, the server's port, HTTP allowed or not, the budget (the input's, else nodes.json's). */
+  drain(input: unknown): OwnDrain;
   /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
   state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[] };
 }
@@ -53,6 +55,7 @@ export function authority(source: WorkerFilesSource, readInput: WorkflowInputRea
     },
     down: (input) => classified(() => ownDownPlan(source.load(), input)),
     stop: (input) => classified(() => ownStop(source.load(), input)),
+    drain: (input) => classified(() => ownDrain(source.load(), input)),
     state: (input) => classified(() => ownState(source.load(), input)),
   };
 }

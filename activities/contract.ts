@@ -5,6 +5,7 @@
  */
 import type {
   DownPlan,
+  DrainResult,
   EnvIdentity,
   FleetEntry,
   LockResult,
@@ -44,6 +45,14 @@ export interface StopInput {
   recipe: StepRecipe;
   /** The user's --yes: a protected node's stop needs it (absent in older histories: refused there). */
   confirmed?: boolean;
+}
+
+/**
+ * The drain step's input: the stop's (node, recipe name, the user's --yes: a protected node without it is drained
+ * without HTTP) and, from --drain-s, the budget in seconds; without it the worker's nodes.json drainBudgetS applies.
+ */
+export interface DrainInput extends StopInput {
+  budgetS?: number;
 }
 
 /** Which node lock a deploy takes (the recipe dir names it) and for what. */
@@ -149,6 +158,8 @@ export interface PulseActivities {
   runPreflight(plan: UpStepPlan, lock?: LockUse): Promise<PreflightSummary>;
   /** Step 2: the pulse-mkdir directories (the result holds only the raw records, for --verbose). */
   makeDirs(plan: UpStepPlan, lock?: LockUse): Promise<MkdirResult>;
+  /** Before step 3's stop (and down's): wait until the server has nothing in flight, up to the drain budget. */
+  drainServer(input: DrainInput, lock?: LockUse): Promise<DrainResult>;
   /** Step 3 (and down): stop.sh, then make sure the container is gone. */
   stopServer(input: StopInput, lock?: LockUse): Promise<StopResult>;
   /** Step 4: poll MemAvailable every second until the gate, up to plan.memory.timeoutS. */

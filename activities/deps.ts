@@ -18,7 +18,7 @@ export interface NodeAccess {
 /** The typed step functions of runtime/steps (the real module in production). */
 export type StepFunctions = Pick<
   typeof Steps,
-  'runPreflight' | 'makeDirs' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'followServerLog' | 'verifyServer' | 'nodeLock'
+  'runPreflight' | 'makeDirs' | 'sampleDrain' | 'stopServer' | 'sampleMemory' | 'writeEnv' | 'startServer' | 'probeReadiness' | 'followServerLog' | 'verifyServer' | 'nodeLock'
 >;
 
 /** Node state and gateway fragment (runtime/state/state.ts in production). */

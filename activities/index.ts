@@ -5,6 +5,7 @@
 import type { PulseActivities } from './contract.js';
 import type { ActivityDeps } from './deps.js';
 import { lockActivities } from './lock.js';
+import { drainActivities } from './drain.js';
 import { nodeStepActivities } from './node-steps.js';
 import { publishActivities } from './publish.js';
 import { rollbackActivities } from './rollback.js';
@@ -17,5 +18,5 @@ export type { ActivityDeps, NodeAccess, StateStore, StepFunctions, ActivityLogge
 
 /** The activities object a Worker registers. */
 export function createActivities(deps: ActivityDeps): PulseActivities & RolloutActivities {
-  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...waitActivities(deps), ...publishActivities(deps), ...rollbackActivities(deps), ...rolloutActivities(deps), ...watchdogActivities(deps) };
+  return { ...lockActivities(deps), ...nodeStepActivities(deps), ...drainActivities(deps), ...waitActivities(deps), ...publishActivities(deps), ...rollbackActivities(deps), ...rolloutActivities(deps), ...watchdogActivities(deps) };
 }

@@ -24,7 +24,8 @@ function request(input: unknown): RollbackRequest {
     && typeof o['confirmed'] === 'boolean' && typeof o['force'] === 'boolean' && typeof o['renderedAt'] === 'string'
     && !Number.isNaN(Date.parse(o['renderedAt'])) && (o['undid'] === null || typeof o['undid'] === 'string')
     && (o['timeoutS'] === null || (typeof o['timeoutS'] === 'number' && o['timeoutS'] > 0 && o['timeoutS'] <= 7 * 86400))
-    && (o['restart'] === undefined || typeof o['restart'] === 'boolean');
+    && (o['restart'] === undefined || typeof o['restart'] === 'boolean')
+    && (o['drainS'] === undefined || o['drainS'] === null || (typeof o['drainS'] === 'number' && Number.isInteger(o['drainS']) && o['drainS'] >= 0 && o['drainS'] <= 7 * 86400));
   if (!ok) throw refusePlan('not a rollback request of version 1');
   return o as unknown as RollbackRequest;
 }

@@ -34,6 +34,7 @@ import { serverLogOf } from '../runtime/vllm/phase.js';
 const NOT_REACHED: Record<WaitProgress['step'], string> = {
   readiness: 'the server did not answer GET /v1/models with 200',
   memory: 'MemAvailable did not reach the memory gate',
+  drain: 'the server still had requests in flight',
 };
 
 /** Even after a probe slower than the interval, pause a little so a wait never busy-loops against a node. */
@@ -71,6 +72,8 @@ export interface ProbeAnswer<T> {
   /** Readiness: the server's phase from its log (null: none known in this tail, the last one seen stays shown). */
   phase?: WaitProgress['phase'];
   lastLine?: WaitProgress['lastLine'];
+  /** Drain: the sample's counts, heartbeated for the live line. */
+  drain?: WaitProgress['drain'];
 }
 
 export interface WaitSpec<T> {
@@ -99,6 +102,12 @@ export interface WaitSpec<T> {
    * and tells the phase between probes. With a watch, `intervalMs` is the slower fallback probe.
    */
   watch?: WaitWatch;
+  /**
+   * Called when the wait ends, with the last probe's value and the checkpoint: at its success (`expired` false), and
+   * when the budget runs out (`expired` true), where it returns the wait's value instead of the Timeout failure (the
+   * drain: a budget that runs out is not a failure, the stop goes on and reports what it cut).
+   */
+  settle?: (value: T | undefined, cp: WaitCheckpoint, expired: boolean) => T;
   /**
    * Aborted when this worker begins a graceful shutdown: the wait hands itself back at once (a retryable failure
    * after its last checkpoint) instead of holding the shutdown for its grace time, and resumes on another worker.
@@ -197,6 +206,7 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     if (answer.phase) cp.phase = answer.phase;
     if (answer.lastLine !== undefined) cp.lastLine = answer.lastLine;
     if (answer.memo !== undefined) cp.memo = answer.memo;
+    if (answer.drain) cp.drain = answer.drain;
     // The log is followed only once a probe said "not yet": a server that already answers (a same-identity up, a
     // resumed wait) costs no follow channel. The follow reads the log's last lines first, so a startup line the
     // server printed during that first probe still wakes the wait.
@@ -205,8 +215,9 @@ async function poll<T>(spec: WaitSpec<T>, handedBack: Promise<void> | null): Pro
     cp.elapsedS = Math.round(cp.elapsedMs / 1000);
     if (spec.step === 'readiness') moved();
     ctx.heartbeat(cp);
-    if (answer.done) return answer.value as T;
+    if (answer.done) return spec.settle ? spec.settle(answer.value, cp, false) : (answer.value as T);
     if (cp.elapsedMs >= spec.timeoutS * 1000) {
+      if (spec.settle) return spec.settle(answer.value, cp, true);
       throw ApplicationFailure.create({
         type: FAILURES.timeout.type,
         nonRetryable: true,

@@ -29,6 +29,8 @@ export interface UpOptions extends GlobalOptions {
   detach: boolean;
   /** --auto-rollback: a failure after the stop brings the previous .env back (also nodes.json autoRollback). */
   autoRollback: boolean;
+  /** --drain-s N (0: --no-drain); undefined: the worker's nodes.json drainBudgetS. */
+  drainS: number | undefined;
 }
 
 export interface RollbackOptions extends GlobalOptions {
@@ -42,12 +44,16 @@ export interface RollbackOptions extends GlobalOptions {
   detach: boolean;
   /** --list: the node's backups instead of a rollback. */
   list: boolean;
+  /** --drain-s N (0: --no-drain); undefined: the worker's nodes.json drainBudgetS. */
+  drainS: number | undefined;
 }
 
 export interface DownOptions extends GlobalOptions {
   node: string;
   yes: boolean;
   detach: boolean;
+  /** --drain-s N (0: --no-drain); undefined: the worker's nodes.json drainBudgetS. */
+  drainS: number | undefined;
 }
 
 export interface StatusOptions extends GlobalOptions {

@@ -8,6 +8,7 @@ import type { DeployResult, NodeServes, ReadinessEstimate, WaitProgress } from '
 import { about, slowerThanUsual } from '../runtime/vllm/readiness-eta.js';
 import { duration as durationOf } from '../runtime/format.js';
 import { FAILURES } from '../runtime/failures.js';
+import { drainWords } from '../runtime/steps/drain.js';
 import { hasServerView, plainWaitLine, waitLine, type WaitLineInput } from './wait-line.js';
 import type { FollowOutcome } from './follow-outcome.js';
 import { colourOn, LiveLine, paint, plainText, type Out } from './live-line.js';
@@ -41,6 +42,8 @@ function secs(ms: number): string {
  * number of probes so far ("attempt" is kept for Temporal's retries of a step, as the Temporal UI uses it).
  */
 export function formatWait(p: WaitProgress): string {
+  // The drain before a stop: what the server still has in flight, against the drain budget (issue 29).
+  if (p.step === 'drain') return `  … draining: ${p.drain ? drainWords(p.drain) : plainText(p.lastAnswer || '-')}, ${p.elapsedS}s of ${p.timeoutS}s`;
   return `  … ${p.step}: ${waitTail(p)}`;
 }
 

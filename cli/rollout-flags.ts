@@ -7,6 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { PulseError } from '../runtime/errors.js';
 import type { RolloutRequest } from '../runtime/model/index.js';
 import type { GlobalOptions } from './options.js';
+import { drainOf } from './program/flags.js';
 
 /** The command's options: the request's flags (runtime/model/rollout.ts says what each means), and the CLI's own. */
 export interface RolloutOptions extends GlobalOptions,
@@ -16,6 +17,8 @@ export interface RolloutOptions extends GlobalOptions,
   yes: boolean;
   dryRun: boolean;
   detach: boolean;
+  /** --drain-s N (0: --no-drain) for each node; null: each node's nodes.json drainBudgetS. */
+  drainS: number | null;
 }
 
 function wholeNumber(v: string): number {
@@ -59,6 +62,6 @@ export function rolloutOptions(g: GlobalOptions, action: 'up' | 'down', profile:
     ...g, action, profile, targets,
     yes: o['yes'] === true, experimental: o['experimental'] === true, restart: o['restart'] === true, autoRollback: o['autoRollback'] === true,
     allowOutage: o['allowOutage'] === true, maxParallel: num('maxParallel') ?? 1, timeoutS: num('timeoutS'), minMemGib: num('minMemGib'),
-    dryRun: o['dryRun'] === true, detach: o['detach'] === true,
+    dryRun: o['dryRun'] === true, detach: o['detach'] === true, drainS: drainOf(o) ?? null,
   };
 }

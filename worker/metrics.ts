@@ -9,6 +9,8 @@
  * - pulse_step_duration_seconds{step}: every attempt of every step, successful or not;
  * - pulse_readiness_wait_seconds: a readiness wait that ended ready, from its FIRST attempt (the wait's checkpoint
  *   survives a worker crash, so a resumed wait is measured whole);
+ * - pulse_drain_requests_total{outcome} and pulse_drain_wait_seconds: each drain before a stop, what it let finish
+ *   (drained) and what the stop cut (cut), and how long it waited;
  * - pulse_deploys_total{action,result}: result ok when the final state is published (up, down), failed when the
  *   compensation marks the node failed, preflight_failed when preflight refuses; a deploy that fails before its
  *   stop step any other way is only in Temporal's own temporal_workflow_failed counter.
@@ -19,7 +21,7 @@ import type { Server } from 'node:http';
 import { Context } from '@temporalio/activity';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PulseActivities } from '../activities/contract.js';
-import type { WatchdogOutcome } from '../runtime/model/index.js';
+import type { DrainResult, WatchdogOutcome } from '../runtime/model/index.js';
 import { PulseError } from '../runtime/errors.js';
 
 /** The step label of each activity (the names the CLI and RUNTIME.md use). */
@@ -29,6 +31,7 @@ const STEP_OF: Record<keyof PulseActivities, string> = {
   releaseNodeLock: 'unlock',
   runPreflight: 'preflight',
   makeDirs: 'mkdir',
+  drainServer: 'drain',
   stopServer: 'stop',
   waitForMemory: 'memory',
   writeEnv: 'write-env',
@@ -62,6 +65,18 @@ export class PulseMetrics {
     name: 'pulse_readiness_wait_seconds',
     help: 'Time from the first readiness probe of a deploy until /v1/models answered 200',
     buckets: [1, 5, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 2700, 3600],
+    registers: [this.registry],
+  });
+  readonly drainRequests = new Counter({
+    name: 'pulse_drain_requests_total',
+    help: 'Requests in flight when a drain before a stop began, by outcome: drained (finished before the stop) or cut (still running when the budget ran out)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly drainWait = new Histogram({
+    name: 'pulse_drain_wait_seconds',
+    help: 'Time a drain before a stop waited for the requests in flight (over all its attempts)',
+    buckets: [0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
     registers: [this.registry],
   });
   readonly watchdogVerdict = new Gauge({
@@ -100,6 +115,14 @@ function observeWatchdog(m: PulseMetrics, o: WatchdogOutcome): void {
   if (o.heal) m.watchdogHeals.inc({ node: o.node });
 }
 
+/** A drain's counts: what it let finish and what the stop after it cuts. */
+function observeDrain(m: PulseMetrics, r: DrainResult): void {
+  if (r.skipped) return;
+  m.drainRequests.inc({ outcome: 'drained' }, r.drained);
+  m.drainRequests.inc({ outcome: 'cut' }, r.cut);
+  m.drainWait.observe(r.waitedS);
+}
+
 /** Where the wait's clock stood when this attempt began: `now` minus what earlier attempts measured (activities/wait-loop.ts). */
 function firstAttemptStartMs(now: number): number {
   const d = Context.current().info.heartbeatDetails as { elapsedMs?: unknown } | undefined;
@@ -109,6 +132,7 @@ function firstAttemptStartMs(now: number): number {
 function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unknown, result: unknown, startMs: number): void {
   if (name === 'watchdogRecord') observeWatchdog(m, result as WatchdogOutcome);
   if (name === 'pollReadiness') m.readinessWait.observe((Date.now() - startMs) / 1000);
+  if (name === 'drainServer') observeDrain(m, result as DrainResult);
   if (name === 'runPreflight' && (result as { ok?: boolean }).ok === false) m.deploys.inc({ action: 'up', result: 'preflight_failed' });
   const s = input as { state?: string; action?: string };
   if (name === 'markFailed') m.deploys.inc({ action: s.action ?? 'unknown', result: 'failed' });

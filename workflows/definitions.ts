@@ -93,3 +93,10 @@ export const AUTHORITY_PATCH = 'pulse-worker-authority';
  * it has no such marker, gets false here on replay, and asks the earlier patches as it did.
  */
 export const HISTORY_PATCH = 'pulse-small-history';
+
+/**
+ * patched() id of the drain before a stop (issue 29): an up, a rollback or a down whose server runs waits for its
+ * requests in flight (the drain step, workflows/drain.ts) before the stop. Asked on its own, after HISTORY_PATCH
+ * (which does not stand for it); deploys from before it stop at once, as they did.
+ */
+export const DRAIN_PATCH = 'pulse-drain';

@@ -11,6 +11,7 @@ import { frameActivities, stepActivity } from './options.js';
 import { failDeploy, keepsRaw, lockInput, lockUse, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, stopInput, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
+import { drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
 import type { DeployOptions, DeployResult, DownPlan } from '../runtime/model/index.js';
 
 /** One proxy per step (runtime/steps/catalog.ts). */
@@ -37,8 +38,17 @@ export async function downWorkflow(plan: DownPlan, opts?: DeployOptions): Promis
       lock = [lockUse(keepRaw)];
       await takeLock(t, () => acts.lock(lockInput(plan, 'down', keepRaw)), () => (lock = []));
     }
+    // Before the saga arms: the requests in flight finish first (nothing is stopped yet). stop.sh finds out itself
+    // whether a container runs, so the drain asks the node too (a server that is not running: one quick sample).
+    const drained = await drainBeforeStop(t, DOWN_STEPS.drain, stopInput(plan), opts?.drainS, lock, true);
+    if (drained) {
+      result.drain = drainOutcome(drained);
+      result.warnings.push(...drainWarnings(drained));
+    }
     saga.armed = true;
-    await t.run(DOWN_STEPS.stop, () => acts.stop(stopInput(plan), ...lock));
+    const grace = stopGraceOf(drained);
+    const stop = grace > 0 ? stepActivity(DOWN_STEPS.stop, plan.node, grace) : acts.stop;
+    await t.run(DOWN_STEPS.stop, () => stop(stopInput(plan), ...lock));
     const pub = await t.run(DOWN_STEPS.publish, () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
     if (pub.serves) result.serves = pub.serves;

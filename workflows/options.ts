@@ -83,9 +83,21 @@ function quickStep(summary: string): ActivityOptions {
   return nodeStepOptions(summary, 300);
 }
 
-/** stop.sh waits for docker stop (and the recipe's own teardown): allow 10 minutes. */
-function stopStep(summary: string): ActivityOptions {
-  return nodeStepOptions(summary, 600);
+/**
+ * stop.sh waits for docker stop (and the recipe's own teardown): allow 10 minutes, or, where the server drains by
+ * itself on SIGTERM (vLLM's --shutdown-timeout N, `graceS`), N plus the same margin.
+ */
+function stopStep(summary: string, graceS = 0): ActivityOptions {
+  return nodeStepOptions(summary, Math.max(600, graceS + 600));
+}
+
+/**
+ * The drain before a stop: a wait like the memory gate's, whose budget the activity enforces (the input's --drain-s or
+ * the worker's nodes.json, which the workflow does not know: it passes the flag's value or the ceiling,
+ * DRAIN_BUDGET_MAX_S). Its end is never a failure: a budget that runs out lets the stop go on.
+ */
+function drainWait(summary: string, budgetS: number): ActivityOptions {
+  return waitStep(summary, budgetS);
 }
 
 /** Step 4: MemAvailable reaches the gate within plan.memory.timeoutS (spec memTimeoutS, default 600). */
@@ -141,8 +153,10 @@ export function optionsOf(def: StepDef, node: string, budgetS = 0): ActivityOpti
   switch (def.preset) {
     case 'quick':
       return quickStep(summary);
+    case 'drain':
+      return drainWait(summary, budgetS);
     case 'stop':
-      return stopStep(summary);
+      return stopStep(summary, budgetS);
     case 'memory-wait':
       return memoryWait(summary, budgetS);
     case 'readiness-wait':

@@ -29,7 +29,7 @@ export async function rollbackWorkflow(request: RollbackRequest): Promise<Deploy
     throw await failDeploy(err, t, { armed: false }, result, () => Promise.resolve());
   }
   if (hasPulseAttributes()) upsertSearchAttributes([{ key: SA_PROFILE, value: plan.profile }]);
-  const run = newRun(plan, t);
+  const run = newRun(plan, t, request.drainS ?? undefined);
   run.result.restoredFrom = request.backup;
   run.result.undid = request.undid;
   const release = (): Promise<unknown> => run.acts.unlock(lockInput(plan, 'up'));

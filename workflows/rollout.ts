@@ -97,6 +97,13 @@ function cancelled(p: RolloutProgress, end: (outcome: RolloutProgress['outcome']
   return ApplicationFailure.create({ type: 'DeployCancelled', message: 'rollout cancelled by request', nonRetryable: true, details: [p] });
 }
 
+/** A child deploy's arguments: the plan, and its DeployOptions when the rollout has any (--verbose, --drain-s). */
+function childArgs(req: RolloutRequest, plan: UpPlan | DownPlan): [UpPlan | DownPlan] | [UpPlan | DownPlan, { verbose?: boolean; drainS?: number }] {
+  const drain = typeof req.drainS === 'number' ? { drainS: req.drainS } : {};
+  const opts = { ...(req.verbose ? { verbose: true } : {}), ...drain };
+  return Object.keys(opts).length > 0 ? [plan, opts] : [plan];
+}
+
 /** One node: its plan, its child, its gate (and, with --auto-rollback, the rollback of a failed gate); never throws but a cancel. */
 async function runNode(req: RolloutRequest, n: RolloutNode, attrs: boolean, show: () => void): Promise<void> {
   n.status = 'running';
@@ -114,9 +121,9 @@ async function runNode(req: RolloutRequest, n: RolloutNode, attrs: boolean, show
   const what = plan.action === 'up' ? `up ${plan.profile} on ${n.node}` : `down on ${n.node}`;
   let result: DeployResult;
   try {
-    const child = await startChild<(plan: UpPlan | DownPlan, opts?: { verbose: boolean }) => Promise<DeployResult>>(plan.action === 'up' ? UP_WORKFLOW : DOWN_WORKFLOW, {
+    const child = await startChild<(plan: UpPlan | DownPlan, opts?: { verbose?: boolean; drainS?: number }) => Promise<DeployResult>>(plan.action === 'up' ? UP_WORKFLOW : DOWN_WORKFLOW, {
       workflowId: n.workflowId,
-      args: req.verbose ? [plan, { verbose: true }] : [plan],
+      args: childArgs(req, plan),
       staticSummary: `${what} (rollout ${workflowInfo().workflowId})`,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       // A rollout that is terminated still lets the running child compensate (it is cancelled, not killed).

@@ -8,6 +8,7 @@ import { FAILURES } from '../runtime/failures.js';
 import { UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { frameActivities, stepActivity } from './options.js';
 import { stopInput, type SagaState } from './saga.js';
+import { drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
 import type { StepTracker } from './tracker.js';
 import type { UpInput } from './plan-ref.js';
 import type { DeployResult, PreflightSummary, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
@@ -49,6 +50,8 @@ export interface UpRun {
   lock: [] | [LockUse];
   /** Workflow time (ms) when the stop step was scheduled (the outage starts there), else null. */
   stopAt: number | null;
+  /** --drain-s (0: --no-drain); undefined: the worker's nodes.json drainBudgetS. */
+  drainS?: number;
 }
 
 /** Steps 1 to 9 of a plan whose check and lock are done. */
@@ -63,9 +66,17 @@ export async function runSteps(run: UpRun): Promise<void> {
     return finishSteps(run, null);
   }
   await t.run(UP_STEPS.mkdir, () => acts.mkdir(step, ...run.lock));
+  // Part of step 3, before the saga arms: the requests in flight finish first (nothing is stopped yet).
+  const drained = await drainBeforeStop(t, UP_STEPS.drain, stopInput(plan), run.drainS, run.lock, run.pre.container?.running === true);
+  if (drained) {
+    run.result.drain = drainOutcome(drained);
+    run.result.warnings.push(...drainWarnings(drained));
+  }
   run.saga.armed = true; // RUNTIME.md: a failure after the stop step STARTED marks the node failed.
   run.stopAt = Date.now();
-  await t.run(UP_STEPS.stop, () => acts.stop(stopInput(plan), ...run.lock));
+  const grace = stopGraceOf(drained);
+  const stop = grace > 0 ? stepActivity(UP_STEPS.stop, plan.node, grace) : acts.stop;
+  await t.run(UP_STEPS.stop, () => stop(stopInput(plan), ...run.lock));
   await t.run(UP_STEPS.memory, () => acts.memory(step, ...run.lock));
   run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(step, ...run.lock));
   run.result.backupPath = run.written.backupPath;
@@ -150,6 +161,7 @@ export function newResult(plan: Pick<UpPlan, 'node' | 'profile' | 'clientNotes'>
 }
 
 /** A fresh run of `plan` (no step done yet). */
-export function newRun(plan: UpInput, t: StepTracker): UpRun {
-  return { plan, step: plan, acts: upActivities(plan), t, saga: { armed: false }, result: newResult(plan), pre: null, written: null, started: null, lock: [], stopAt: null };
+export function newRun(plan: UpInput, t: StepTracker, drainS?: number): UpRun {
+  return {
+    ...(drainS !== undefined ? { drainS } : {}), plan, step: plan, acts: upActivities(plan), t, saga: { armed: false }, result: newResult(plan), pre: null, written: null, started: null, lock: [], stopAt: null };
 }

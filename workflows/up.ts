@@ -26,7 +26,7 @@ import type { DeployOptions, DeployResult, UpInputRef } from '../runtime/model/i
  * the CLI's UpStart (the plan without its rendered .env) or, from older deploys and hand-made starts, the whole plan.
  */
 export async function upWorkflow(plan: UpInput, opts?: DeployOptions): Promise<DeployResult> {
-  const run = newRun(plan, new StepTracker(plan.node, 'up'));
+  const run = newRun(plan, new StepTracker(plan.node, 'up'), opts?.drainS);
   // Asked once, first: it stands for every patch below (definitions.ts HISTORY_PATCH), which such an up never asks.
   const small = patched(HISTORY_PATCH);
   run.saga.small = small;

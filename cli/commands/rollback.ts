@@ -41,6 +41,7 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
     // What it undoes: the deploy that left the node as it is (its state's workflow run), so history links the two as it
     // does an auto-rollback's (issue 30 item 10).
     renderedAt: utc(new Date()), undid: state?.workflowId ? `${state.workflowId}/${state.runId ?? ''}` : null, timeoutS: opts.timeoutS ?? null,
+    ...(opts.drainS !== undefined ? { drainS: opts.drainS } : {}),
   };
   return { request, node };
 }

@@ -22,6 +22,7 @@ async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest;
     action: opts.action, version: 1, profile: opts.profile, nodes: rolloutOrder(config, opts.targets), confirmed: opts.yes,
     experimental: opts.experimental, restart: opts.restart, autoRollback: opts.autoRollback, allowOutage: opts.allowOutage,
     maxParallel: opts.maxParallel, timeoutS: opts.timeoutS, minMemGib: opts.minMemGib, verbose: opts.verbose,
+    ...(opts.drainS !== null ? { drainS: opts.drainS } : {}),
   };
   const protectedNodes = protectedOf(config, request.nodes);
   // The dry-run shows a protected node without --yes (it says so); a real rollout is refused here and by the worker.

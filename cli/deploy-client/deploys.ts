@@ -44,9 +44,9 @@ export async function stateDiskFull(summary: string, cause?: unknown): Promise<P
 
 /**
  * Starts the workflow of a plan; a node held by another deploy is refused with the holder's workflow ID. `verbose`
- * (--verbose) asks its steps to keep their raw records in history (DeployOptions).
+ * (--verbose) asks its steps to keep their raw records in history, `drainS` (--drain-s) bounds the drain (DeployOptions).
  */
-export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, summary: string, verbose = false): Promise<DeployRef> {
+export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | RollbackRequest, summary: string, deploy: DeployOptions = {}): Promise<DeployRef> {
   const defs = await import('../../workflows/definitions.js');
   const { WorkflowExecutionAlreadyStartedError } = await import('@temporalio/client');
   const workflowId = defs.workflowIdFor(plan.node);
@@ -62,7 +62,8 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | Ro
     const handle = await t.client.workflow.start(type, {
       taskQueue: defs.TASK_QUEUE,
       workflowId,
-      args: verbose ? [input, { verbose: true } satisfies DeployOptions] : [input],
+      // The second argument only when it says something (a deploy without one runs as it always did).
+      args: deployArgs(input, plan.action === 'rollback' ? {} : deploy),
       workflowIdConflictPolicy: 'FAIL', // a running deploy holds the node
       workflowIdReusePolicy: 'ALLOW_DUPLICATE', // a closed one does not
       typedSearchAttributes: attrs,
@@ -73,6 +74,12 @@ export async function startDeploy(t: PulseTemporal, plan: UpPlan | DownPlan | Ro
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw await busy(t, plan.node, workflowId, e);
     throw (await stateDiskFull(summary, e)) ?? new PulseError('temporal', `cannot start ${summary}: ${serverCause(e)}`, { cause: e });
   }
+}
+
+/** The workflow's arguments: the input, and DeployOptions when there is one to give (--verbose, --drain-s). */
+function deployArgs(input: unknown, d: DeployOptions): unknown[] {
+  const opts: DeployOptions = { ...(d.verbose ? { verbose: true } : {}), ...(d.drainS !== undefined ? { drainS: d.drainS } : {}) };
+  return Object.keys(opts).length > 0 ? [input, opts] : [input];
 }
 
 /** The latest deploy of the node (running or not), or null when the node never had one. */

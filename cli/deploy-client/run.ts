@@ -45,6 +45,8 @@ export interface DeployView {
 /** What the command's flags say about the run: the server, --verbose, --nodes, --detach. */
 export interface RunRequest extends ServerChoice {
   verbose: boolean;
+  /** --drain-s N (0: --no-drain) for an up or a down (a rollback carries it in its request). */
+  drainS?: number | undefined;
   nodes?: string | undefined;
   detach: boolean;
 }
@@ -77,7 +79,7 @@ export async function runDeploy(plan: DeployPlan, req: RunRequest, view: DeployV
   try {
     const replaced = await matchBackgroundWorker(t, req.nodes); // before the start: a refusal starts nothing
     if (replaced) view.replaced(replaced);
-    const ref = await startDeploy(t, plan, what, req.verbose);
+    const ref = await startDeploy(t, plan, what, { verbose: req.verbose, ...(req.drainS !== undefined && plan.action !== 'rollback' ? { drainS: req.drainS } : {}) });
     if (!req.detach) return await followWith(t, ref, { ...req, closed: false }, view);
     const link = uiLink(t.target, ref.workflowId, ref.runId);
     const worker = (await workerPolls(t)) ? null : await detachedWorker(t, req.nodes);

@@ -2,12 +2,12 @@
 import type { Command } from 'commander';
 import { PulseError } from '../../runtime/errors.js';
 import type * as O from '../options.js';
-import { durationFlag, flag, globals, nodeArg, num, positiveNumber, required, str } from './flags.js';
+import { addDrainFlags, drainOf, durationFlag, flag, globals, nodeArg, num, positiveNumber, required, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 import { addRolloutFlags, isRollout, refuseSingleDownDryRun, rolloutOptions } from '../rollout-flags.js';
 
 export const up: Registration = (model, run) => {
-  addRolloutFlags(model
+  addRolloutFlags(addDrainFlags(model
     .command('up')
     .description('Bring the profile up on the node.')
     .argument('<profile>', 'profile name (runtime/qwen38/profiles/<profile>.env)')
@@ -25,7 +25,7 @@ export const up: Registration = (model, run) => {
     .option('--auto-rollback', 'if it fails after the stop began, bring the previous .env back up (nodes.json autoRollback)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts'))
+    .option('--verbose', 'show the raw @pulse records of the node scripts')))
     .action(async (profile: string, o: Flags, cmd: Command) => {
       if (isRollout(o)) return run(() => import('../commands/rollout.js'), rolloutOptions(globals(cmd), 'up', profile, o));
       const opts: O.UpOptions = {
@@ -43,6 +43,7 @@ export const up: Registration = (model, run) => {
         preflight: flag(o, 'preflight'),
         detach: flag(o, 'detach'),
         autoRollback: flag(o, 'autoRollback'),
+        drainS: drainOf(o),
       };
       if (opts.preflight && !opts.dryRun) throw new PulseError('usage', '--preflight works only with --dry-run');
       await run<O.UpOptions>(() => (opts.dryRun ? import('../commands/dry-run.js') : import('../commands/up.js')), opts);
@@ -50,7 +51,7 @@ export const up: Registration = (model, run) => {
 };
 
 export const down: Registration = (model, run) => {
-  addRolloutFlags(model
+  addRolloutFlags(addDrainFlags(model
     .command('down')
     .description('Stop the server on the node.')
     .option('--node <node>', 'node name from nodes.json (required); a,b,... (in that order) or --all: a rollout, one node after the other', nodeArg)
@@ -58,17 +59,17 @@ export const down: Registration = (model, run) => {
     .option('--detach', 'start the deploy and return; it runs to its end without this terminal (Ctrl-C while following does the same)')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts'), { dryRun: true })
+    .option('--verbose', 'show the raw @pulse records of the node scripts')), { dryRun: true })
     .action(async (o: Flags, cmd: Command) => {
       if (isRollout(o)) return run(() => import('../commands/rollout.js'), rolloutOptions(globals(cmd), 'down', null, o));
       refuseSingleDownDryRun(o);
-      const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach') };
+      const opts: O.DownOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), detach: flag(o, 'detach'), drainS: drainOf(o) };
       await run(() => import('../commands/down.js'), opts);
     });
 };
 
 export const rollback: Registration = (model, run) => {
-  model
+  addDrainFlags(model
     .command('rollback')
     .description('Bring the node back to the exact bytes of a .env backup (default: the one last known good points to).')
     .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
@@ -81,11 +82,11 @@ export const rollback: Registration = (model, run) => {
     .option('--list', 'list the node\'s .env backups (newest first, with their profiles) and run nothing')
     .option('--json', 'machine-readable output')
     .option('--quiet', 'no step or progress lines: only the result, warnings and errors')
-    .option('--verbose', 'show the raw @pulse records of the node scripts')
+    .option('--verbose', 'show the raw @pulse records of the node scripts'))
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.RollbackOptions = {
         ...globals(cmd), node: required(o, 'node', cmd), to: str(o, 'to'), yes: flag(o, 'yes'), force: flag(o, 'force'),
-        timeoutS: num(o, 'timeoutS'), dryRun: flag(o, 'dryRun'), detach: flag(o, 'detach'), list: flag(o, 'list'),
+        timeoutS: num(o, 'timeoutS'), dryRun: flag(o, 'dryRun'), detach: flag(o, 'detach'), list: flag(o, 'list'), drainS: drainOf(o),
       };
       const others = ['to', 'force', 'dryRun', 'detach', 'timeoutS'].filter((k) => o[k] !== undefined && o[k] !== false);
       if (opts.list && others.length > 0) throw new PulseError('usage', '--list only lists the backups: it takes no --to, --force, --dry-run, --detach or --timeout-s');

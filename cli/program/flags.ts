@@ -130,3 +130,24 @@ export type RunLazy = <T>(load: () => Promise<CommandModule<T>>, opts: T) => Pro
  * whole table (completion generates from it).
  */
 export type Registration = (parent: Command, run: RunLazy, root: Command) => void;
+
+/** --drain-s N: a whole number of seconds from 0 (no drain) to 3600 (the drain's ceiling, runtime/steps/catalog.ts). */
+export function drainSeconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 3600) throw new InvalidArgumentError(`--drain-s must be a whole number of seconds from 0 to 3600, got "${v}"`);
+  return n;
+}
+
+/** The drain budget the flags ask for: --no-drain is 0, --drain-s N is N; neither: undefined (nodes.json's drainBudgetS). */
+export function drainOf(o: Flags): number | undefined {
+  if (o['drain'] === false) return 0;
+  return typeof o['drainS'] === 'number' ? o['drainS'] : undefined;
+}
+
+/** Adds --drain-s and --no-drain (up, down, rollback and their rollouts). */
+export function addDrainFlags(cmd: Command): Command {
+  return cmd
+    .option('--drain-s <n>', 'before the stop, wait at most N s for the requests in flight to finish (default: nodes.json drainBudgetS, 300)', drainSeconds)
+    .option('--no-drain', 'stop at once, without waiting for the requests in flight (--drain-s 0)');
+}
+

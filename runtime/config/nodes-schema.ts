@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { WORD_PATTERN, commandProblem, wordProblem } from './safe.js';
+import { DRAIN_BUDGET_MAX_S, DRAIN_BUDGET_S } from '../steps/catalog.js';
+
 
 const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
 
@@ -88,6 +90,13 @@ const Node = z
       .describe('The command that status --gpu-probe runs on the node'),
     minMemAvailableGiB: z.number().positive().optional().describe('Replaces the top-level memory gate for this node'),
     keepBackups: z.number().int().min(1).max(1000).optional().describe('Replaces the top-level keepBackups for this node'),
+    drainBudgetS: z
+      .number()
+      .int()
+      .min(0)
+      .max(DRAIN_BUDGET_MAX_S)
+      .optional()
+      .describe('Replaces the top-level drainBudgetS for this node (0: no drain)'),
     autoRollback: z
       .boolean()
       .default(false)
@@ -107,6 +116,13 @@ export const NodesFileSchema = z
     minMemAvailableGiB: z.number().positive().default(100).describe('Memory gate (MemAvailable GiB) before start'),
     memTimeoutS: z.number().int().positive().default(600).describe('How long up waits for the memory gate'),
     readyGraceS: z.number().int().nonnegative().default(300).describe('Added to READY_TIMEOUT_S for the readiness wait'),
+    drainBudgetS: z
+      .number()
+      .int()
+      .min(0)
+      .max(DRAIN_BUDGET_MAX_S)
+      .default(DRAIN_BUDGET_S)
+      .describe('How long a stop of a serving server first waits for its requests in flight to finish (vLLM /metrics); 0: no drain'),
     keepBackups: z
       .number()
       .int()

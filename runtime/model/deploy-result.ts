@@ -59,4 +59,18 @@ export interface DeployResult {
   undid?: string | null;
   /** What the node serves after the publish step, and its endpoint (absent: no publish ran, or an older worker). */
   serves?: NodeServes;
+  /** The drain before the stop (absent: no drain ran, e.g. nothing served, --no-drain, or a deploy before drains). */
+  drain?: DrainOutcome;
+}
+
+/** What the drain before the stop found and did (runtime/model/step-results.ts DrainResult, without its raw lines). */
+export interface DrainOutcome {
+  source: 'metrics' | 'connections' | 'not-running';
+  budgetS: number;
+  waitedS: number;
+  idle: boolean;
+  atStart: number;
+  drained: number;
+  cut: number;
+  detail: string;
 }

@@ -138,6 +138,8 @@ export interface RollbackRequest {
    * sets it: a heal always restarts. Absent in requests from before it (false).
    */
   restart?: boolean;
+  /** --drain-s (0: --no-drain) for the drain before the stop; absent or null: the worker's nodes.json drainBudgetS. */
+  drainS?: number | null;
 }
 
 /**
@@ -186,6 +188,11 @@ export interface DeployOptions {
    * later `watch --verbose`. Without it a deploy's history holds none (issue 11: they were most of its bytes).
    */
   verbose?: boolean;
+  /**
+   * --drain-s N (0: --no-drain): the drain before the stop waits at most N seconds for the requests in flight.
+   * Absent: the worker's nodes.json drainBudgetS (the node's, else the top level's).
+   */
+  drainS?: number;
 }
 
 export interface DownPlan {

@@ -2,7 +2,7 @@
 
 /** Progress that a polling activity heartbeats, and the CLI shows. */
 export interface WaitProgress {
-  step: 'memory' | 'readiness';
+  step: 'memory' | 'readiness' | 'drain';
   attempt: number;
   lastAnswer: string;
   elapsedS: number;
@@ -18,6 +18,8 @@ export interface WaitProgress {
    * older workers): elapsedS minus it is how long the server has not moved.
    */
   movedAtS?: number;
+  /** Drain: the last sample's counts (running/waiting from /metrics, or the open connections of the fallback). */
+  drain?: { source: 'metrics' | 'connections' | 'not-running'; running: number | null; waiting: number | null; connections: number | null };
 }
 
 /** Where a starting vLLM server is, from the lines it logs (runtime/vllm/phase.ts reads them). */

@@ -26,6 +26,8 @@ export interface RolloutRequest {
   minMemGib: number | null;
   /** --verbose: each child keeps its raw records (DeployOptions). */
   verbose: boolean;
+  /** --drain-s (0: --no-drain) for each node's drain before its stop (DeployOptions); absent or null: nodes.json's. */
+  drainS?: number | null;
 }
 
 /** Where one node of a rollout stands. */

@@ -71,6 +71,48 @@ export type PreflightSummary = StepRaw & Pick<PreflightReport, 'ok' | 'currentId
   checks: CheckResult[];
 };
 
+/**
+ * One sample of what the running server has in flight (runtime/scripts/drain.sh): vLLM's own gauges from GET /metrics,
+ * or, where that page cannot be read, the open client connections on its port.
+ */
+export interface DrainSample {
+  /** metrics: the gauges were read; connections: the fallback count (detail says why); not-running: no container serves. */
+  source: 'metrics' | 'connections' | 'not-running';
+  /** vllm:num_requests_running and vllm:num_requests_waiting (summed over their labels); null without the page. */
+  running: number | null;
+  waiting: number | null;
+  /** Open client connections on the server port (the fallback's count), null when the gauges were read. */
+  connections: number | null;
+  /** --shutdown-timeout N of the live .env's EXTRA_VLLM_ARGS (the server's own drain on SIGTERM), or null. */
+  shutdownTimeoutS: number | null;
+  detail: string;
+}
+
+/**
+ * What the drain step did before a stop: how long it waited of its budget, what was in flight at its first and last
+ * sample, and how many requests the stop that follows cuts (`cut`: still in flight when the budget ran out; 0 when the
+ * server reached 0). `drained`: of the requests in flight when the drain began, how many it let finish (at least).
+ */
+export interface DrainResult extends StepRaw {
+  source: DrainSample['source'];
+  budgetS: number;
+  waitedS: number;
+  /** Whether the server reached nothing in flight (false: the budget ran out, or the drain was skipped). */
+  idle: boolean;
+  /** The drain was skipped (a budget of 0: nodes.json drainBudgetS 0); nothing was sampled. */
+  skipped?: boolean;
+  /** In flight at the first sample (running + waiting, or connections with the fallback). */
+  atStart: number;
+  drained: number;
+  cut: number;
+  /** The last sample's counts. */
+  running: number | null;
+  waiting: number | null;
+  connections: number | null;
+  shutdownTimeoutS: number | null;
+  detail: string;
+}
+
 export interface StopResult extends StepRaw {
   wasRunning: boolean;
   containerGone: boolean;

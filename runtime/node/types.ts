@@ -41,6 +41,7 @@ export interface PulseRecord {
 export type StepName =
   | 'preflight'
   | 'mkdir'
+  | 'drain'
   | 'stop'
   | 'memory'
   | 'write-env'

@@ -300,3 +300,34 @@ export function ownStop(files: WorkerFiles, input: unknown): OwnStop {
   if (plan.protected && o['confirmed'] !== true) throw refusePlan(`${node} is protected: its stop step needs --yes (confirmed)`);
   return JSON.parse(JSON.stringify({ node, target: plan.target, recipe: plan.recipe })) as OwnStop;
 }
+
+/** What a drain step uses, from the worker's nodes.json: the stop's target and recipe, the server's port, the budget. */
+export interface OwnDrain extends OwnStop {
+  port: number;
+  bind: string;
+  /** The node's HTTP allowance: false for a protected node without --yes (it gets no HTTP request, RUNTIME.md). */
+  http: boolean;
+  /** The budget (s): the input's (--drain-s), else the node's drainBudgetS, else the top level's. 0: no drain. */
+  budgetS: number;
+}
+
+/**
+ * The drain step's input (a stop input and, from --drain-s, `budgetS`) checked like the stop's: what runs is the worker's
+ * own. Read-only, so a protected node without --yes is not refused here: it is drained without HTTP (the stop after it
+ * refuses it as always).
+ */
+export function ownDrain(files: WorkerFiles, input: unknown): OwnDrain {
+  const o = obj(input, 'the drain input');
+  const stop = ownStop(files, { ...o, confirmed: true });
+  const node = files.config.nodes[stop.node];
+  if (!node) throw refusePlan(`node ${JSON.stringify(stop.node)} is not in the worker's nodes.json`);
+  const asked = o['budgetS'];
+  if (asked !== undefined && !(typeof asked === 'number' && Number.isInteger(asked) && asked >= 0 && asked <= 7 * 86400)) throw refusePlan('budgetS is not a whole number of seconds');
+  return {
+    ...stop,
+    port: Number(node.env.PORT),
+    bind: node.env.BIND,
+    http: !node.protected || o['confirmed'] === true,
+    budgetS: typeof asked === 'number' ? asked : (node.drainBudgetS ?? files.config.drainBudgetS),
+  };
+}

@@ -119,13 +119,8 @@ if [[ $have_docker == true && $docker_down == false ]]; then
   if ((${#others[@]} == 0)); then check no-other-vllm true 'no other vLLM container runs'; else check no-other-vllm false "another vLLM container runs: ${others[*]}"; fi
 fi
 
-# Open client connections on the server port (ss, or /proc/net/tcp{,6} when ss is missing).
-if command -v ss >/dev/null 2>&1; then
-  conns=$(ss -Htn state established "( sport = :$PULSE_PORT )" 2>/dev/null | wc -l)
-else
-  hex=$(printf '%04X' "$PULSE_PORT")
-  conns=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$hex" '$4 == "01" && substr($2, length($2) - 4) == p' | wc -l)
-fi
+# Open client connections on the server port (prelude.sh pulse_connections).
+conns=$(pulse_connections "$PULSE_PORT")
 pulse_record connections count:="${conns:-0}"
 
 [[ $docker_down == false ]] || pulse_fail_docker_down 'preflight: nothing on the node was changed'

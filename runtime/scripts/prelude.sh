@@ -23,6 +23,7 @@
 #   pulse_docker_answers                        0 when the Docker daemon answers; else 1, with docker's own words in
 #                                               PULSE_DOCKER_DOWN. Asked only after a docker call failed.
 #   pulse_fail_docker_down [WHAT]               emits a `docker` record (ok false) and fails with exit 15.
+#   pulse_connections PORT                      how many client connections are open on PORT (ss, or /proc/net/tcp*).
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
 # 13 not ready, 14 unauthorized (the server wants a key the node .env does not give), 15 the Docker daemon does not
 # answer (stopped, its socket missing, permission denied). Anything else is a script failure.
@@ -438,3 +439,15 @@ read -r _pulse_stat </proc/$$/stat
 read -r -a _pulse_fields <<<"${_pulse_stat##*) }"
 pulse_record pgid pgid:="${_pulse_fields[2]}" pid:=$$
 unset _pulse_stat _pulse_fields
+
+# Open client connections on a server port (ss, or /proc/net/tcp{,6} when ss is missing): preflight's count, and
+# the drain's fallback where it cannot read the server's /metrics. Idle keep-alive connections count too.
+pulse_connections() {
+  local n
+  if command -v ss >/dev/null 2>&1; then
+    n=$(ss -Htn state established "( sport = :$1 )" 2>/dev/null | wc -l)
+  else
+    n=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$(printf '%04X' "$1")" '$4 == "01" && substr($2, length($2) - 4) == p' | wc -l)
+  fi
+  printf '%d\n' "${n:-0}"
+}

@@ -11,11 +11,18 @@
  * parse its records). A row names its script, and its narrow input type is in activities/contract.ts; this file
  * holds everything the workflow, the CLI and the dry-run share, and imports nothing but types.
  */
-import type { MemorySample, PreflightReport, StartResult, StopResult, VerifyResult, WriteEnvResult } from '../model/index.js';
+import type { DrainResult, MemorySample, PreflightReport, StartResult, StopResult, VerifyResult, WriteEnvResult } from '../model/index.js';
 import type { StepName } from '../node/types.js';
 
+/**
+ * The drain before a stop (issue 29): the default budget of nodes.json drainBudgetS (README "Drain before a stop"
+ * argues it) and its ceiling, which is also the drain's activity budget when the workflow does not know the node's.
+ */
+export const DRAIN_BUDGET_S = 300;
+export const DRAIN_BUDGET_MAX_S = 3600;
+
 /** The activity option preset of a step (workflows/options.ts turns it into timeouts and a retry policy). */
-export type StepPreset = 'quick' | 'stop' | 'memory-wait' | 'readiness-wait' | 'state' | 'rollout-state' | 'rollout-gate' | 'watchdog-probe' | 'watchdog-state';
+export type StepPreset = 'quick' | 'drain' | 'stop' | 'memory-wait' | 'readiness-wait' | 'state' | 'rollout-state' | 'rollout-gate' | 'watchdog-probe' | 'watchdog-state';
 
 export interface StepDef {
   /** The step's id in the progress query, the DeployResult's step list and the error prefix ("<step>: ..."). */
@@ -72,6 +79,24 @@ function verifyVerdict(r: unknown): string | null {
 function preflightNote(r: unknown): string | null {
   const reason = text(r, 'restartReason' satisfies keyof PreflightReport);
   return reason ? `restart: ${reason}` : null;
+}
+
+/**
+ * The drain's words: `nothing in flight`, `3 requests finished in 12s`, `budget 300s ran out: 2 requests cut`, and
+ * where /metrics could not be read, what pulse counted instead.
+ */
+function drainNote(r: unknown): string | null {
+  const v = obj(r);
+  if (v['skipped' satisfies keyof DrainResult] === true) return 'skipped (drain budget 0)';
+  const source = text(r, 'source' satisfies keyof DrainResult);
+  if (source === null) return null;
+  if (source === 'not-running') return 'nothing serves';
+  const n = (k: keyof DrainResult): number => (typeof v[k] === 'number' ? (v[k] as number) : 0);
+  const req = (x: number): string => `${x} request${x === 1 ? '' : 's'}`;
+  const head = v['idle'] === true
+    ? (n('atStart') === 0 ? 'nothing in flight' : `${req(n('drained'))} finished in ${n('waitedS')}s`)
+    : `drain budget ${n('budgetS')}s ran out: ${req(n('cut'))} cut`;
+  return source === 'metrics' ? head : `${head} (${text(r, 'detail') ?? 'no /metrics'})`;
 }
 
 /** `stopped`, with docker's state before when it was not plain running, and the exit the server stopped with in words. */
@@ -134,6 +159,8 @@ export const FRAME_STEPS = {
 export const UP_STEPS = {
   preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote, verdict: preflightVerdict },
   mkdir: { step: 'mkdir', activity: 'makeDirs', label: '2/9 mkdir', title: 'step 2/9 mkdir', script: 'mkdir', preset: 'quick', plan: '2. create the pulse-mkdir directories' },
+  /** Part of step 3: before the stop, the requests in flight finish (up to the drain budget); only when a container serves. */
+  drain: { step: 'drain', activity: 'drainServer', label: '3/9 drain', title: 'step 3/9 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: '3. drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote },
   stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote },
   memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
   writeEnv: { step: 'write-env', activity: 'writeEnv', label: '5/9 write .env', title: 'step 5/9 write .env', script: 'write-env', preset: 'quick', plan: '5. back up and write the .env (skipped when the identity is the same)', note: writeEnvNote },
@@ -147,6 +174,7 @@ export const UP_STEPS = {
 
 /** The two steps of `pulse model down`. */
 export const DOWN_STEPS = {
+  drain: { step: 'drain', activity: 'drainServer', label: '1/2 drain', title: 'step 1/2 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: 'drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote },
   stop: { step: 'stop', activity: 'stopServer', label: '1/2 stop', title: 'step 1/2 stop', script: 'stop', preset: 'stop', plan: 'stop: stop.sh, then make sure the container is gone', note: stopNote },
   publish: { step: 'publish', activity: 'publishState', label: '2/2 publish state', title: 'step 2/2 publish state', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;

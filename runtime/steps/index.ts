@@ -5,6 +5,7 @@
 import type { DownPlan, UpPlan } from '../model/index.js';
 import { scriptText } from '../node/script.js';
 import { DOWN_STEPS, UP_STEPS } from './catalog.js';
+import { drainInputs } from './drain.js';
 import type { StepName } from '../node/types.js';
 import {
   memoryInputs, mkdirInputs, preflightInputs, readinessInputs, startInputs, stopInputs, verifyInputs, writeEnvInputs,
@@ -14,6 +15,7 @@ export { runPreflight, previewPreflight, preflightReport, diffEnv, decideSkip } 
 export { makeDirs, stopServer, sampleMemory, writeEnv, startServer } from './actions.js';
 export { probeReadiness, verifyServer, parseModels } from './checks.js';
 export { followServerLog } from './follow.js';
+export { sampleDrain, drainInputs, inFlight, drainWords, type DrainTarget } from './drain.js';
 export { deployKey, probeHost } from './inputs.js';
 export { nodeLock, lockOf, LOCK_LEASE_S } from './lock.js';
 export { readBackup, type BackupRead } from './restore.js';
@@ -36,6 +38,8 @@ export function stepScripts(plan: UpPlan | DownPlan): StepScript[] {
   return [
     { step: s.preflight.script, title: s.preflight.plan, script: scriptText(s.preflight.script, preflightInputs(plan)) },
     { step: s.mkdir.script, title: s.mkdir.plan, script: scriptText(s.mkdir.script, mkdirInputs(plan)) },
+    // The drain runs only when a container serves (preflight says so) and the budget is not 0.
+    { step: s.drain.script, title: s.drain.plan, script: scriptText(s.drain.script, drainInputs({ recipe: plan.recipe, port: plan.expect.port, bind: plan.expect.bind, http: !plan.protected || plan.confirmed })) },
     { step: s.stop.script, title: s.stop.plan, script: scriptText(s.stop.script, stopInputs(plan)) },
     { step: s.memory.script, title: s.memory.plan.replace('{gate}', String(plan.memory.gateGiB)), script: scriptText(s.memory.script, memoryInputs(plan.memory.gateGiB)) },
     { step: s.writeEnv.script, title: s.writeEnv.plan, script: scriptText(s.writeEnv.script, writeEnvInputs(plan)) },

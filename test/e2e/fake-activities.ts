@@ -111,6 +111,9 @@ export const fakeActivities: PulseActivities = {
   async makeDirs() {
     return {};
   },
+  async drainServer() {
+    return ({ source: 'metrics' as const, budgetS: 300, waitedS: 0, idle: true, atStart: 0, drained: 0, cut: 0, running: 0, waiting: 0, connections: null, shutdownTimeoutS: null, detail: 'GET /metrics: 0 running, 0 waiting' });
+  },
   async stopServer() {
     return { wasRunning: true, containerGone: true };
   },

@@ -17,12 +17,14 @@ const TABLES: [string, Record<string, StepDef>][] = [
 ];
 const ALL = TABLES.flatMap(([, t]) => Object.values(t));
 
-test('every row has a unique summary within its deploy, and the up steps are numbered 1..9 in order', () => {
+test('every row has a unique summary within its deploy, and the up steps are numbered 1..9 in order (the drain is part of step 3)', () => {
   for (const [, t] of TABLES) {
     const labels = Object.values(t).map((d) => d.label);
     assert.equal(new Set(labels).size, labels.length);
   }
-  const numbered = Object.values(UP_STEPS).map((d) => /^(\d)\/9 /.exec(d.label)?.[1]).filter((n) => n !== undefined);
+  // RUNTIME.md's nine steps stay as they are: the drain is the first part of step 3, before its stop (issue 29).
+  assert.equal(UP_STEPS.drain.label, '3/9 drain');
+  const numbered = Object.values(UP_STEPS).filter((d) => d !== UP_STEPS.drain).map((d) => /^(\d)\/9 /.exec(d.label)?.[1]).filter((n) => n !== undefined);
   assert.deepEqual(numbered, ['1', '2', '3', '4', '5', '6', '7', '8', '9']);
 });
 
@@ -47,6 +49,14 @@ test('the notes read the step results', () => {
   assert.equal(noteOf(FRAME_STEPS.lock, { lock: { since: 'a', leaseUntil: 'b' } }), 'held since a, lease until b');
   assert.equal(noteOf(FRAME_STEPS.lock, { lock: null }), null);
   assert.equal(noteOf(UP_STEPS.readiness, { ready: true }), null);
+  // The drain: nothing in flight, what finished, what the stop cut, and what pulse counted without /metrics.
+  const drain = { source: 'metrics', budgetS: 300, waitedS: 12, idle: true, atStart: 0, drained: 0, cut: 0 };
+  assert.equal(noteOf(UP_STEPS.drain, drain), 'nothing in flight');
+  assert.equal(noteOf(UP_STEPS.drain, { ...drain, atStart: 3, drained: 3 }), '3 requests finished in 12s');
+  assert.equal(noteOf(DOWN_STEPS.drain, { ...drain, idle: false, atStart: 3, drained: 2, cut: 1 }), 'drain budget 300s ran out: 1 request cut');
+  assert.equal(noteOf(UP_STEPS.drain, { ...drain, source: 'connections', detail: 'the server serves no /metrics (404)' }), 'nothing in flight (the server serves no /metrics (404))');
+  assert.equal(noteOf(UP_STEPS.drain, { skipped: true }), 'skipped (drain budget 0)');
+  assert.equal(noteOf(UP_STEPS.drain, { source: 'not-running' }), 'nothing serves');
   // The rollout's gate (its closing table and the e2e test read these words).
   assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: 0.4567 }), 'smoke answered in 457 ms');
   assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: null }), 'smoke answered');

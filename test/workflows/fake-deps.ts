@@ -32,6 +32,7 @@ export function fakeDeps(over: Partial<StepFunctions>, extra: Partial<ActivityDe
     runPreflight: async () => preflight(),
     nodeLock: async () => null,
     makeDirs: async () => undefined,
+    sampleDrain: async () => ({ source: 'metrics', running: 0, waiting: 0, connections: null, shutdownTimeoutS: null, detail: 'GET /metrics: 0 running, 0 waiting' }),
     stopServer: async () => ({ wasRunning: true, containerGone: true }),
     sampleMemory: async (_s, gate) => ({ memAvailableGiB: gate + 1, gateGiB: gate, watermarkScaleFactor: 10 }),
     writeEnv: async () => ({ written: true, backupPath: '/srv/qwen38/.env.pulse-bak-x', carriedSecretLines: 0 }),

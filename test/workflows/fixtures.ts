@@ -89,6 +89,7 @@ export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) 
     releaseNodeLock: async () => ({ lock: null }),
     runPreflight: async () => pre,
     makeDirs: async () => ({}),
+    drainServer: async () => ({ source: 'metrics' as const, budgetS: 300, waitedS: 0, idle: true, atStart: 0, drained: 0, cut: 0, running: 0, waiting: 0, connections: null, shutdownTimeoutS: null, detail: 'GET /metrics: 0 running, 0 waiting' }),
     stopServer: async () => ({ wasRunning: true, containerGone: true }),
     waitForMemory: async () => ({ memAvailableGiB: 110, gateGiB: 100, watermarkScaleFactor: 10 }),
     writeEnv: async () => ({ written: true, backupPath: '/srv/qwen38/.env.pulse-bak-20260923T101500Z', carriedSecretLines: 1 }),

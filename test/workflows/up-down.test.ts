@@ -14,7 +14,7 @@ import { runWorkflow, timeSkippingEnv } from './harness.js';
 
 /** The plan check, then the node lock: taken before anything on the node, released last (also after a compensation). */
 const locked = (calls: string[]): string[] => ['checkPlan', 'acquireNodeLock', ...calls, 'releaseNodeLock'];
-const FULL = locked(['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up']);
+const FULL = locked(['runPreflight', 'makeDirs', 'drainServer', 'stopServer', 'waitForMemory', 'writeEnv', 'publishState:starting', 'startServer', 'pollReadiness', 'verifyServer', 'publishState:up']);
 
 describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', () => {
   let env: TestWorkflowEnvironment;
@@ -40,7 +40,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(up?.state, 'up');
     assert.equal(up?.kvCacheLine, 'GPU KV cache size: 1 tokens');
     assert.equal(up?.previousProfile, 'datagen');
-    assert.deepEqual(o.result.steps.map((s) => s.step), ['check', 'lock', 'preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish', 'unlock']);
+    assert.deepEqual(o.result.steps.map((s) => s.step), ['check', 'lock', 'preflight', 'mkdir', 'drain', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify', 'publish', 'unlock']);
   });
 
   it('same identity running: only steps 1, 7, 8, 9; --restart forces the full path', async () => {
@@ -77,7 +77,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.ok, false);
     assert.equal(o.failure?.type, DEPLOY_FAILED);
     assert.equal(o.failure?.message, 'start: image missing');
-    assert.deepEqual(f.calls, [...FULL.slice(0, 9), 'markFailed', 'releaseNodeLock']);
+    assert.deepEqual(f.calls, [...FULL.slice(0, 10), 'markFailed', 'releaseNodeLock']);
     assert.equal(o.result.compensated, true);
     assert.equal(o.result.state, 'failed');
     assert.equal(o.result.errorType, 'PreconditionFailed');
@@ -91,7 +91,7 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
   it('a failing stop step compensates too (the stop had begun); rollback falls back to the plan hint', async () => {
     const f = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh exit 1'); } }, preflight({ currentIdentity: null }));
     const o = await runWorkflow(env, f.acts, upPlan({ rollbackHint: 'pulse model up capture --node spark2' }));
-    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'stopServer', 'markFailed']));
+    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'drainServer', 'stopServer', 'markFailed']));
     assert.equal(o.result.rollbackCommand, 'pulse model up capture --node spark2');
     assert.equal(o.result.backupPath, null);
   });
@@ -164,7 +164,25 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.deepEqual(f.calls.slice(-2), ['markFailed', 'releaseNodeLock']);
     const p = seen as DeployProgress | null;
     assert.equal(p?.step, 'readiness');
-    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+    assert.deepEqual(p?.steps.map((s) => s.state), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'running']);
+  });
+
+  it('the drain runs only before the stop of a running container; a cancel during it stops nothing and compensates nothing', async () => {
+    // Nothing serves: no drain step at all (RUNTIME.md's steps as they were).
+    const idle = fakeActivities({}, preflight({ container: { name: 'vllm_qwen38', running: false, status: 'exited', image: 'img', startedAt: null } }));
+    assert.equal((await runWorkflow(env, idle.acts, upPlan())).ok, true);
+    assert.ok(!idle.calls.includes('drainServer'), idle.calls.join(', '));
+    // A cancel while the server drains: no stop, no compensation, the lock let go, the node still 'up'.
+    const f = fakeActivities({ drainServer: hangUntilCancelled });
+    const o = await runWorkflow(env, f.acts, upPlan(), async (h) => {
+      while (!f.calls.includes('drainServer')) await new Promise((r) => setTimeout(r, 20));
+      await h.cancel();
+    });
+    assert.equal(o.failure?.type, DEPLOY_CANCELLED);
+    assert.equal(o.result.compensated, false);
+    assert.equal(o.result.state, 'up');
+    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'drainServer']));
+    assert.ok(f.states.every((s) => s.state !== 'failed'));
   });
 
   it('node lock: every node step runs under it; held by another deploy: refused naming it, nothing else runs', async () => {
@@ -195,18 +213,18 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     const o = await runWorkflow(env, f.acts, upPlan());
     assert.equal(o.result.errorType, 'Refused');
     assert.equal(o.result.compensated, true);
-    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'stopServer', 'waitForMemory', 'writeEnv', 'markFailed']));
+    assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'drainServer', 'stopServer', 'waitForMemory', 'writeEnv', 'markFailed']));
   });
 
   it('down: stop then publish down; a failing stop marks the node failed', async () => {
     const f = fakeActivities();
     const o = await runWorkflow(env, f.acts, downPlan());
     assert.equal(o.ok, true);
-    assert.deepEqual(f.calls, locked(['stopServer', 'publishState:down']));
+    assert.deepEqual(f.calls, locked(['drainServer', 'stopServer', 'publishState:down']));
     assert.equal(o.result.state, 'down');
     const bad = fakeActivities({ stopServer: async () => { throw nonRetryable('ScriptFailed', 'stop.sh failed'); } });
     const ob = await runWorkflow(env, bad.acts, downPlan());
-    assert.deepEqual(bad.calls, locked(['stopServer', 'markFailed']));
+    assert.deepEqual(bad.calls, locked(['drainServer', 'stopServer', 'markFailed']));
     assert.equal(ob.result.state, 'failed');
     assert.equal(bad.states.at(-1)?.state, 'failed');
   });

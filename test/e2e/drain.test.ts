@@ -1,0 +1,146 @@
+/**
+ * The drain before a stop (issue 29) through `node bin/pulse-cli` on the simulator: the requests a server has in
+ * flight finish before an up's restart stops it (0 cut); a short --drain-s budget stops anyway and says how many it
+ * cut (the sim counts them too); down and each node of a rollout drain; a worker SIGKILLed during the drain still ends
+ * with one stop, one start.sh and 0 cut; a server without /metrics is said so, with the connections counted instead;
+ * a protected node's API key never appears in any output.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Sim } from '../sim/index.js';
+import { clearInflight, inflightCounts, inflightRecords } from '../sim/vllm-metrics.js';
+import { backgroundWorkerPid, runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
+import { streamChat, type StreamOutcome } from '../helpers/stream-client.js';
+import { until } from '../helpers/until.js';
+import { SECRETS, secretNeedles } from '../engine/secrets.js';
+import type { DeployResult } from '../../runtime/model/index.js';
+
+let sim: Sim | null = null;
+let dir = '';
+let env: NodeJS.ProcessEnv = {};
+const stateDir = () => path.join(dir, 'state');
+
+before(async () => {
+  ({ sim, dir, env } = await startSimCli('pulse-drain-', { nodes: ['simA', 'simB', 'simC'], readyDelayMs: 300 }));
+  // simC is protected (as spark1 is) and its .env holds an API key: its server wants the key on /v1.
+  sim.writeNodesJson(env['PULSE_NODES'] as string, { protected: ['simC'] });
+});
+
+after(() => stopSimCli(sim, dir));
+
+/**
+ * `n` streamed completions on the node's server, each taking `ms`; resolves once all of them are in flight, with
+ * their outcomes still to come (wrapped: an async function that returned the promise itself would wait for it).
+ */
+async function inFlight(node: string, n: number, ms: number, key?: string): Promise<{ done: Promise<StreamOutcome[]> }> {
+  const s = sim!.node(node);
+  s.setControl({ generationMs: ms });
+  clearInflight(s.paths.state);
+  const clients = Promise.all(Array.from({ length: n }, () => streamChat(s.vllmPort, key ? { key } : {})));
+  await until(`${n} requests in flight on ${node}`, () => inflightRecords(s.paths.state).filter((r) => r.event === 'begin').length >= n, 30_000);
+  return { done: clients };
+}
+
+const up = (profile: string, node: string, ...more: string[]) => runCli(['model', 'up', profile, '--node', node, ...more], env);
+
+test('an up that restarts a busy server: the requests in flight finish first, none is cut; an idle first up has no drain', async () => {
+  const first = await up('best', 'simA');
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  assert.doesNotMatch(first.stdout, /→ 3\/9 drain/, 'nothing served: RUNTIME.md\'s steps as they were');
+  const clients = await inFlight('simA', 2, 8000);
+  const r = await up('datagen', 'simA');
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /✓ 3\/9 drain on simA \([\d.ms]+\): 2 requests finished in \d+s/);
+  const done = await clients.done;
+  assert.deepEqual(done.map((c) => c.complete), [true, true], JSON.stringify(done));
+  assert.equal(inflightCounts(sim!.node('simA').paths.state).cut, 0);
+});
+
+test('a short --drain-s budget stops anyway and says how many it cut; --json, the step and the sim agree', async () => {
+  const clients = await inFlight('simA', 3, 30_000);
+  const r = await runCli(['model', 'down', '--node', 'simA', '--drain-s', '1', '--json'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const result = JSON.parse(r.stdout) as DeployResult;
+  assert.equal(result.drain?.idle, false);
+  assert.equal(result.drain?.cut, 3);
+  assert.equal(result.drain?.budgetS, 1);
+  assert.ok(result.warnings.some((w) => /the budget of 1s ran out with 3 requests in flight \(3 running, 0 waiting\): the stop cut them/.test(w)), result.warnings.join('\n'));
+  assert.deepEqual((await clients.done).map((c) => c.complete), [false, false, false]);
+  assert.equal(inflightCounts(sim!.node('simA').paths.state).cut, 3);
+});
+
+test('down drains, and the live line shows the counts against the budget', async () => {
+  assert.equal((await up('best', 'simA')).code, 0);
+  const clients = await inFlight('simA', 1, 8000);
+  const run = startCli(['model', 'down', '--node', 'simA'], env);
+  // Off a terminal the live line is a plain line: the counts, the time, the budget (nodes.json's default, 300 s).
+  await waitForOutput(run, /… draining: 1 running, 0 waiting, \d+s of 300s/);
+  const r = await run.done;
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /✓ 1\/2 drain on simA \([\d.ms]+\): 1 request finished in \d+s/);
+  assert.equal((await clients.done)[0]?.complete, true);
+  assert.equal(inflightCounts(sim!.node('simA').paths.state).cut, 0);
+});
+
+test('each node of a rollout drains before its stop', async () => {
+  for (const n of ['simA', 'simB']) assert.equal((await up('best', n)).code, 0);
+  const a = await inFlight('simA', 1, 8000);
+  const b = await inFlight('simB', 1, 15000);
+  const r = await runCli(['model', 'down', '--node', 'simA,simB', '--allow-outage'], env);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual([(await a.done)[0]?.complete, (await b.done)[0]?.complete], [true, true]);
+  for (const n of ['simA', 'simB']) assert.equal(inflightCounts(sim!.node(n).paths.state).cut, 0, n);
+});
+
+test('a worker SIGKILLed during the drain: the drain resumes, then one stop, one start.sh, 0 cut', async () => {
+  const node = sim!.node('simA');
+  assert.equal((await up('best', 'simA')).code, 0);
+  const stops = node.stopShCalls().length;
+  const starts = node.startShCalls().length;
+  const clients = await inFlight('simA', 2, 15000);
+  const run = startCli(['model', 'up', 'datagen', '--node', 'simA'], env);
+  await waitForOutput(run, /… draining: 2 running/);
+  const worker = backgroundWorkerPid(stateDir());
+  assert.ok(worker !== null, 'the background worker runs the deploy');
+  process.kill(worker, 'SIGKILL');
+  const r = await run.done;
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual((await clients.done).map((c) => c.complete), [true, true]);
+  assert.equal(node.stopShCalls().length, stops + 1, 'one stop');
+  assert.equal(node.startShCalls().length, starts + 1, 'one start.sh');
+  assert.equal(inflightCounts(node.paths.state).cut, 0);
+});
+
+test('a server without /metrics: pulse says so and counts the open client connections instead', async () => {
+  const node = sim!.node('simB');
+  assert.equal((await up('best', 'simB')).code, 0);
+  node.setControl({ metricsMissing: true });
+  const clients = await inFlight('simB', 1, 8000);
+  const r = await runCli(['model', 'down', '--node', 'simB'], env);
+  node.setControl({ metricsMissing: false });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /drain: the server serves no \/metrics \(404: an older build, or its Prometheus page is off\); counted \d+ open client connection\(s\) on port \d+ instead/);
+  assert.equal((await clients.done)[0]?.complete, true, 'the open connection held the stop until the request was done');
+});
+
+test("a protected node: the drain reads /metrics with the node's key, which never appears in any output", async () => {
+  const node = sim!.node('simC');
+  const sample = await readFile(path.join(node.recipeDir, '.env.sample'), 'utf8');
+  await writeFile(node.envPath, `${sample}\nAPI_KEY=${SECRETS.API_KEY}\nHF_TOKEN=${SECRETS.HF_TOKEN}\n`, { mode: 0o600 });
+  const first = await up('best', 'simC', '--yes', '--verbose');
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  const clients = await inFlight('simC', 1, 8000, SECRETS.API_KEY);
+  const r = await up('datagen', 'simC', '--yes', '--verbose');
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /✓ 3\/9 drain on simC \([\d.ms]+\): 1 request finished/);
+  assert.equal((await clients.done)[0]?.complete, true);
+  const log = await readFile(path.join(stateDir(), 'logs', 'worker.log'), 'utf8').catch(() => '');
+  for (const text of [first.stdout, first.stderr, r.stdout, r.stderr, log]) {
+    for (const needle of secretNeedles()) assert.ok(!text.includes(needle), 'a secret in the output');
+  }
+  const h = await runCli(['model', 'history', '--node', 'simC', '--json'], env);
+  for (const needle of secretNeedles()) assert.ok(!h.stdout.includes(needle));
+});
