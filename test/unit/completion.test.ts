@@ -43,7 +43,7 @@ test('the bash script completes commands, options, profile names and node names'
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'l']), ['logs']);
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', '']), ['best', 'capture', 'datagen', 'tp2'], 'the shipped profiles');
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'diff', 'd']), ['datagen']);
-    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '--no']), ['--node', '--nodes']);
+    assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '--no']), ['--node', '--no-drain', '--nodes']);
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'logs', '--ta']), ['--tail']);
     assert.deepEqual(complete(file, bin, ['pulse', '--nodes', fleet, 'model', 'up', 'best', '--node', '']), ['spark1', 'spark2', 'spark3'], 'the nodes of --nodes');
     assert.deepEqual(complete(file, bin, ['pulse', 'model', 'up', 'best', '']), [], 'one profile only');
