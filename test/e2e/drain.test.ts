@@ -32,16 +32,31 @@ before(async () => {
 after(() => stopSimCli(sim, dir));
 
 /**
- * `n` streamed completions on the node's server, each taking `ms`; resolves once all of them are in flight, with
- * their outcomes still to come (wrapped: an async function that returned the promise itself would wait for it).
+ * `n` streamed completions on the node's server, held before their last chunk (the node's holdGeneration) until
+ * release(node); resolves once all of them are in flight, with their outcomes still to come (wrapped: an async
+ * function that returned the promise itself would wait for it).
  */
-async function inFlight(node: string, n: number, ms: number, key?: string): Promise<{ done: Promise<StreamOutcome[]> }> {
+async function inFlight(node: string, n: number, key?: string): Promise<{ done: Promise<StreamOutcome[]> }> {
   const s = sim!.node(node);
-  s.setControl({ generationMs: ms });
+  s.setControl({ generationMs: 200, holdGeneration: true });
   clearInflight(s.paths.state);
   const clients = Promise.all(Array.from({ length: n }, () => streamChat(s.vllmPort, key ? { key } : {})));
   await until(`${n} requests in flight on ${node}`, () => inflightRecords(s.paths.state).filter((r) => r.event === 'begin').length >= n, 30_000);
   return { done: clients };
+}
+
+/** How many times the node's server answered GET /metrics (since the request log began). */
+const metricsReads = (node: string): number => sim!.node(node).requests().filter((r) => r.path === '/metrics').length;
+
+/** The held completions may end. */
+const release = (node: string): unknown => sim!.node(node).setControl({ holdGeneration: false });
+
+/** Runs the CLI; once its output shows the drain waiting (`… draining: …`), `then` runs (a release, a kill). */
+async function whileDraining(args: string[], then: () => unknown): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startCli(args, env);
+  await waitForOutput(run, /… draining: \d+ running/);
+  then();
+  return run.done;
 }
 
 const up = (profile: string, node: string, ...more: string[]) => runCli(['model', 'up', profile, '--node', node, ...more], env);
@@ -50,9 +65,10 @@ test('an up that restarts a busy server: the requests in flight finish first, no
   const first = await up('best', 'simA');
   assert.equal(first.code, 0, first.stdout + first.stderr);
   assert.doesNotMatch(first.stdout, /→ 3\/9 drain/, 'nothing served: RUNTIME.md\'s steps as they were');
-  const clients = await inFlight('simA', 2, 8000);
-  const r = await up('datagen', 'simA');
+  const clients = await inFlight('simA', 2);
+  const r = await whileDraining(['model', 'up', 'datagen', '--node', 'simA'], () => release('simA'));
   assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /… draining: 2 running, 0 waiting, \d+s of 300s/, 'the live line off a terminal: counts, time, budget');
   assert.match(r.stdout, /✓ 3\/9 drain on simA \([\d.ms]+\): 2 requests finished in \d+s/);
   const done = await clients.done;
   assert.deepEqual(done.map((c) => c.complete), [true, true], JSON.stringify(done));
@@ -60,8 +76,9 @@ test('an up that restarts a busy server: the requests in flight finish first, no
 });
 
 test('a short --drain-s budget stops anyway and says how many it cut; --json, the step and the sim agree', async () => {
-  const clients = await inFlight('simA', 3, 30_000);
+  const clients = await inFlight('simA', 3);
   const r = await runCli(['model', 'down', '--node', 'simA', '--drain-s', '1', '--json'], env);
+  release('simA');
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const result = JSON.parse(r.stdout) as DeployResult;
   assert.equal(result.drain?.idle, false);
@@ -72,13 +89,10 @@ test('a short --drain-s budget stops anyway and says how many it cut; --json, th
   assert.equal(inflightCounts(sim!.node('simA').paths.state).cut, 3);
 });
 
-test('down drains, and the live line shows the counts against the budget', async () => {
+test('down drains: the step says how many finished', async () => {
   assert.equal((await up('best', 'simA')).code, 0);
-  const clients = await inFlight('simA', 1, 8000);
-  const run = startCli(['model', 'down', '--node', 'simA'], env);
-  // Off a terminal the live line is a plain line: the counts, the time, the budget (nodes.json's default, 300 s).
-  await waitForOutput(run, /… draining: 1 running, 0 waiting, \d+s of 300s/);
-  const r = await run.done;
+  const clients = await inFlight('simA', 1);
+  const r = await whileDraining(['model', 'down', '--node', 'simA'], () => release('simA'));
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /✓ 1\/2 drain on simA \([\d.ms]+\): 1 request finished in \d+s/);
   assert.equal((await clients.done)[0]?.complete, true);
@@ -87,9 +101,21 @@ test('down drains, and the live line shows the counts against the budget', async
 
 test('each node of a rollout drains before its stop', async () => {
   for (const n of ['simA', 'simB']) assert.equal((await up('best', n)).code, 0);
-  const a = await inFlight('simA', 1, 8000);
-  const b = await inFlight('simB', 1, 15000);
-  const r = await runCli(['model', 'down', '--node', 'simA,simB', '--allow-outage'], env);
+  const stopsA = sim!.node('simA').stopShCalls().length;
+  const stopsB = sim!.node('simB').stopShCalls().length;
+  const readsBefore = { simA: metricsReads('simA'), simB: metricsReads('simB') };
+  const a = await inFlight('simA', 1);
+  const b = await inFlight('simB', 1);
+  const run = startCli(['model', 'down', '--node', 'simA,simB', '--allow-outage'], env);
+  // Each node's drain waits for its request (its GET /metrics polls show in the node's request log): simA's first,
+  // then, simA released and stopped, simB's.
+  for (const [n, stops] of [['simA', stopsA], ['simB', stopsB]] as const) {
+    await until(`${n} draining`, () => metricsReads(n) > readsBefore[n], 120_000);
+    await new Promise((res) => setTimeout(res, 2000));
+    assert.equal(sim!.node(n).stopShCalls().length, stops, `${n} is not stopped while its request runs`);
+    release(n);
+  }
+  const r = await run.done;
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.deepEqual([(await a.done)[0]?.complete, (await b.done)[0]?.complete], [true, true]);
   for (const n of ['simA', 'simB']) assert.equal(inflightCounts(sim!.node(n).paths.state).cut, 0, n);
@@ -100,12 +126,17 @@ test('a worker SIGKILLed during the drain: the drain resumes, then one stop, one
   assert.equal((await up('best', 'simA')).code, 0);
   const stops = node.stopShCalls().length;
   const starts = node.startShCalls().length;
-  const clients = await inFlight('simA', 2, 15000);
+  const clients = await inFlight('simA', 2);
   const run = startCli(['model', 'up', 'datagen', '--node', 'simA'], env);
   await waitForOutput(run, /… draining: 2 running/);
   const worker = backgroundWorkerPid(stateDir());
   assert.ok(worker !== null, 'the background worker runs the deploy');
   process.kill(worker, 'SIGKILL');
+  // The drain goes on on a new worker: still nothing stopped while the requests run.
+  await waitForOutput(run, /attempt 2|… draining: 2 running, 0 waiting, [1-9]\d*s/, 120_000).catch(() => undefined);
+  await new Promise((res) => setTimeout(res, 2000));
+  assert.equal(node.stopShCalls().length, stops, 'no stop while the requests run');
+  release('simA');
   const r = await run.done;
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.deepEqual((await clients.done).map((c) => c.complete), [true, true]);
@@ -118,8 +149,11 @@ test('a server without /metrics: pulse says so and counts the open client connec
   const node = sim!.node('simB');
   assert.equal((await up('best', 'simB')).code, 0);
   node.setControl({ metricsMissing: true });
-  const clients = await inFlight('simB', 1, 8000);
-  const r = await runCli(['model', 'down', '--node', 'simB'], env);
+  const clients = await inFlight('simB', 1);
+  const run = startCli(['model', 'down', '--node', 'simB'], env);
+  await waitForOutput(run, /… draining: \d+ open connections? \(no \/metrics\)/);
+  release('simB');
+  const r = await run.done;
   node.setControl({ metricsMissing: false });
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /drain: the server serves no \/metrics \(404: an older build, or its Prometheus page is off\); counted \d+ open client connection\(s\) on port \d+ instead/);
@@ -132,8 +166,8 @@ test("a protected node: the drain reads /metrics with the node's key, which neve
   await writeFile(node.envPath, `${sample}\nAPI_KEY=${SECRETS.API_KEY}\nHF_TOKEN=${SECRETS.HF_TOKEN}\n`, { mode: 0o600 });
   const first = await up('best', 'simC', '--yes', '--verbose');
   assert.equal(first.code, 0, first.stdout + first.stderr);
-  const clients = await inFlight('simC', 1, 8000, SECRETS.API_KEY);
-  const r = await up('datagen', 'simC', '--yes', '--verbose');
+  const clients = await inFlight('simC', 1, SECRETS.API_KEY);
+  const r = await whileDraining(['model', 'up', 'datagen', '--node', 'simC', '--yes', '--verbose'], () => release('simC'));
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /✓ 3\/9 drain on simC \([\d.ms]+\): 1 request finished/);
   assert.equal((await clients.done)[0]?.complete, true);
@@ -143,4 +177,20 @@ test("a protected node: the drain reads /metrics with the node's key, which neve
   }
   const h = await runCli(['model', 'history', '--node', 'simC', '--json'], env);
   for (const needle of secretNeedles()) assert.ok(!h.stdout.includes(needle));
+});
+
+test('a start refused while the page cache holds the memory (vllm#48140): the failure block names it and the relief', async () => {
+  const node = sim!.node('simB');
+  node.setFailure('page-cache-held');
+  const r = await up('datagen', 'simB', '--json');
+  const text = await up('datagen', 'simB');
+  node.setFailure('none');
+  assert.notEqual(r.code, 0);
+  const block = JSON.parse(r.stdout) as { failure?: { node?: { knownFailure?: { id: string; summary: string; relief: string } | null } } };
+  const known = block.failure?.node?.knownFailure;
+  assert.equal(known?.id, 'vllm-48140', r.stdout);
+  assert.match(known?.summary ?? '', /61\.05 of 119\.7 GiB free at start.*vllm-project\/vllm#48140/);
+  assert.match(known?.relief ?? '', /MEMWATCH_RELIEF=drop_caches/);
+  assert.match(text.stdout + text.stderr, /known failure: vLLM refused to start/);
+  assert.equal((await up('best', 'simB')).code, 0, 'it serves again once the memory is free');
 });

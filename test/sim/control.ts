@@ -22,7 +22,12 @@ export type FailureMode =
   /** Answers, but every response waits `slowMs`. */
   | 'slow'
   /** Dies (exit 1) half-way through its ready delay. */
-  | 'die-during-readiness';
+  | 'die-during-readiness'
+  /**
+   * vLLM's start-up memory guard refuses (vllm-project/vllm#48140: on unified memory the page cache counts as used):
+   * `ValueError: Free memory on device ... on startup is less than desired GPU memory utilization`, exit 1.
+   */
+  | 'page-cache-held';
 
 export interface NodeControl {
   failure: FailureMode;
@@ -62,6 +67,11 @@ export interface NodeControl {
    * the request comes in.
    */
   generationMs: number;
+  /**
+   * A test's hold on the completions in flight: each one, its tokens sent, waits before its last chunk (and a plain
+   * one before its answer) until this is false again (read live). A long generation, without a race against a clock.
+   */
+  holdGeneration: boolean;
   /** The server serves no GET /metrics (404), as a build without the Prometheus page (an older one) does. */
   metricsMissing: boolean;
 }
@@ -79,6 +89,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   holdPhase: false,
   engineDead: false,
   generationMs: 0,
+  holdGeneration: false,
   metricsMissing: false,
 };
 

@@ -182,6 +182,18 @@ async function startUp(args: ServeArgs, control: NodeControl): Promise<void> {
   // backslash or a quote appears escaped.
   const apiKey = args.lists['api-key'] ? `'api_key': [${args.lists['api-key'].map(pyRepr).join(', ')}], ` : '';
   log.info('utils.py:326', `non-default args: {${apiKey}'model': ${pyRepr(args.model)}, 'served_model_name': [${pyRepr(args.flags['served-model-name'] ?? args.model)}], 'max_model_len': ${maxLen}}`);
+  if (control.failure === 'page-cache-held') {
+    // The worker's init_device compares the free memory of a MemorySnapshot with --gpu-memory-utilization of the total
+    // (vllm/v1/worker/gpu_worker.py); on a DGX Spark the total is the unified memory and the page cache is not free.
+    await sleep(Math.min(200, control.readyDelayMs));
+    const util = Number(args.flags['gpu-memory-utilization'] ?? 0.9);
+    const total = 119.7;
+    log.engine('core.py:700', 'EngineCore failed to start.', 'ERROR');
+    log.write('stderr', 'Traceback (most recent call last):', 'EngineCore');
+    log.write('stderr', `ValueError: Free memory on device cuda:0 (61.05/${total} GiB) on startup is less than desired GPU memory utilization (${util}, ${(total * util).toFixed(2)} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.`, 'EngineCore');
+    log.write('stderr', 'RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}');
+    process.exit(1);
+  }
   if (control.failure === 'crash-at-start') {
     await sleep(Math.min(200, control.readyDelayMs));
     log.engine('core.py:700', 'EngineCore failed to start.', 'ERROR');
@@ -326,7 +338,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
 
 /**
  * Sends a completion that takes `ms` to generate: in flight (vllm:num_requests_running) until its last byte. A stream
- * sends its chunks over that time; a plain answer comes whole at its end. A client that leaves ends it early.
+ * sends its chunks over that time; a plain answer comes whole at its end. A client that leaves ends it early; a test's
+ * holdGeneration keeps it from ending.
  */
 async function complete(res: http.ServerResponse, answer: ChatAnswer, stream: boolean, ms: number): Promise<number> {
   if (answer.status !== 200 || !completions) return reply(res, answer.status, answer.body);
@@ -336,8 +349,12 @@ async function complete(res: http.ServerResponse, answer: ChatAnswer, stream: bo
     gone = true;
     completions?.end(id);
   });
+  const held = async (): Promise<void> => {
+    while (!gone && readControl(stateDir).holdGeneration) await sleep(50);
+  };
   if (!stream) {
     await sleep(ms);
+    await held();
     if (!gone) reply(res, answer.status, answer.body);
     completions.end(id);
     return answer.status;
@@ -345,6 +362,7 @@ async function complete(res: http.ServerResponse, answer: ChatAnswer, stream: bo
   const chunks = streamChunks(answer);
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   for (const [i, c] of chunks.entries()) {
+    if (i === chunks.length - 2) await held(); // the finish chunk and [DONE] wait for a test's hold
     if (gone) break;
     res.write(`data: ${c}\n\n`);
     if (i < chunks.length - 1) await sleep(ms / Math.max(1, chunks.length - 1));

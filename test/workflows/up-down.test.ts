@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEPLOY_CANCELLED, DEPLOY_FAILED } from '../../runtime/failures.js';
 import type { DeployProgress } from '../../runtime/model/index.js';
@@ -183,6 +184,20 @@ describe('upWorkflow and downWorkflow (time-skipping server, fake activities)', 
     assert.equal(o.result.state, 'up');
     assert.deepEqual(f.calls, locked(['runPreflight', 'makeDirs', 'drainServer']));
     assert.ok(f.states.every((s) => s.state !== 'failed'));
+  });
+
+  it("vLLM's --shutdown-timeout N in the live .env (the drain reads it): the stop step gets N s more before it times out", async () => {
+    const seen: number[] = [];
+    const drained = { source: 'metrics' as const, budgetS: 300, waitedS: 0, idle: true, atStart: 0, drained: 0, cut: 0, running: 0, waiting: 0, connections: null, detail: 'GET /metrics: 0 running, 0 waiting' };
+    const stopServer = async () => {
+      seen.push(Context.current().info.startToCloseTimeoutMs);
+      return { wasRunning: true, containerGone: true };
+    };
+    const plain = fakeActivities({ drainServer: async () => ({ ...drained, shutdownTimeoutS: null }), stopServer });
+    assert.equal((await runWorkflow(env, plain.acts, upPlan())).ok, true);
+    const graceful = fakeActivities({ drainServer: async () => ({ ...drained, shutdownTimeoutS: 900 }), stopServer });
+    assert.equal((await runWorkflow(env, graceful.acts, downPlan())).ok, true);
+    assert.deepEqual(seen, [600_000, 1_500_000]);
   });
 
   it('node lock: every node step runs under it; held by another deploy: refused naming it, nothing else runs', async () => {
