@@ -9,11 +9,14 @@ import type { DeployResult } from '../runtime/model/index.js';
 import { goBackCommand } from './progress-printer.js';
 import type { NodeStatus } from '../runtime/status/types.js';
 import type { LogsSource } from '../runtime/status/logs.js';
+import { knownFailure, type KnownFailure } from '../runtime/vllm/known-failures.js';
 
 /** How long each read may take: the failure is already known, the block must not hold the prompt long. */
 const READ_TIMEOUT_MS = 20_000;
 /** How many of the container log's last lines the block shows. */
 export const LOG_LINES = 8;
+/** How many it reads to look for a failure pulse knows (runtime/vllm/known-failures.ts): a traceback follows its line. */
+const SCAN_LINES = 200;
 
 /** What the node says after the failure: the data the block prints. */
 export interface FailureFacts {
@@ -26,6 +29,8 @@ export interface FailureFacts {
   lines: string[];
   logSource: LogsSource | null;
   problem: string | null;
+  /** A vLLM failure pulse knows by its line (runtime/vllm/known-failures.ts), found in the log's last SCAN_LINES. */
+  known?: KnownFailure | null;
 }
 
 const gib = (n: number | null | undefined): string => (n === null || n === undefined ? '?' : n.toFixed(1));
@@ -57,12 +62,15 @@ export async function failureFacts(node: string, nodesFile: string | undefined):
       const deployLog = { source: 'deploy', tail: 0, follow: false, deployLog: state?.logPath ?? null } as const;
       facts.startLog = await readLogs(session, cfg, deployLog, ignore, signal()).then((s) => s.name, () => null);
       if (facts.status.container?.exists) {
-        const sink = { source: () => undefined, line: (l: string) => void facts.lines.push(l) };
-        const tail = { source: 'container', tail: LOG_LINES, follow: false, deployLog: state?.logPath ?? null } as const;
+        const all: string[] = [];
+        const sink = { source: () => undefined, line: (l: string) => void all.push(l) };
+        const tail = { source: 'container', tail: SCAN_LINES, follow: false, deployLog: state?.logPath ?? null } as const;
         facts.logSource = await readLogs(session, cfg, tail, sink, signal()).catch((e: unknown) => {
           facts.problem = `the container log could not be read: ${(e as Error).message}`;
           return null;
         });
+        facts.lines = all.slice(-LOG_LINES);
+        facts.known = knownFailure(all);
       }
     } finally {
       await pool.closeAll();
@@ -94,6 +102,8 @@ function containerLine(f: FailureFacts): string {
 /** The lines of the block (the printer indents them and drops control characters). */
 export function failureBlockLines(f: FailureFacts): string[] {
   const lines = [containerLine(f)];
+  // A failure pulse knows by its line: named, with its relief, before the lines it was read from.
+  if (f.known) lines.push(`known failure: ${f.known.summary}`, `  ${f.known.relief}`, `  log: ${f.known.line}`);
   if (f.startLog) lines.push(`start log: ${f.startLog}  (pulse model logs --node ${f.node} --deploy)`);
   if (f.lines.length > 0) {
     lines.push(`last ${f.lines.length} line(s) of the container log (more: pulse model logs --node ${f.node} --tail 200):`);
@@ -127,6 +137,8 @@ export interface FailureJson {
     startLog: string | null;
     /** The container log's last lines, redacted on the node (as the text block prints them). */
     logLines: string[];
+    /** A vLLM failure pulse knows by its line (id, what it means, its relief), or null. */
+    knownFailure: { id: string; summary: string; relief: string } | null;
   } | null;
 }
 
@@ -150,6 +162,7 @@ export function failureJson(r: DeployResult, facts: FailureFacts | null): Failur
       memTotalGiB: facts.status?.memory?.totalGiB ?? null,
       startLog: facts.startLog,
       logLines: facts.lines,
+      knownFailure: facts.known ? { id: facts.known.id, summary: facts.known.summary, relief: facts.known.relief } : null,
     },
   };
 }
