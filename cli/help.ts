@@ -36,6 +36,12 @@ const EXAMPLES: Record<string, string[]> = {
   completion: ['pulse completion bash > ~/.local/share/bash-completion/completions/pulse', 'pulse completion zsh > "${fpath[1]}/_pulse"'],
   worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
   tunnel: ['pulse tunnel                               # on the gateway host; systemd: deploy/systemd/pulse-tunnel.service'],
+  server: ['pulse server status', 'pulse server stop', 'pulse server stop --force   # even with a deploy open (it pauses) or a watchdog on'],
+  'server status': ['pulse server status', 'pulse server status --json'],
+  'server stop': [
+    'pulse server stop           # refused while a deploy is open or a watchdog schedule exists',
+    'pulse server stop --force   # a deploy pauses and resumes when pulse next starts the server',
+  ],
 };
 
 /**
@@ -54,6 +60,9 @@ const SUMMARIES: Record<string, string> = {
   'model watchdog': 'A scheduled health check of a node.',
   worker: 'Run the worker that executes deploys.',
   tunnel: 'Keep the gateway\'s ssh tunnels to the nodes.',
+  server: 'See or stop the embedded Temporal server and its worker.',
+  'server status': 'The embedded server, its worker and what keeps them.',
+  'server stop': 'Stop the background worker and the embedded server.',
   completion: 'Print the shell completion script.',
 };
 

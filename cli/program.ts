@@ -1,5 +1,5 @@
 /**
- * The command table: `pulse model <verb>`, `pulse worker`, `pulse tunnel` and `pulse completion`. Each verb is one
+ * The command table: `pulse model <verb>`, `pulse worker`, `pulse tunnel`, `pulse server` and `pulse completion`. Each verb is one
  * registration in cli/program/ (its options, how its flags become its options, its lazily imported module), so
  * local-only commands (profiles, --dry-run, fragment) never load the Temporal SDK or ssh2 and start fast. A new verb
  * is a new registration (in the group module it belongs to, or its own) and one entry below, in help order.
@@ -10,13 +10,13 @@ import type { Registration, RunLazy } from './program/flags.js';
 import { down, rollback, up } from './program/deploy.js';
 import { cancel, watch } from './program/follow.js';
 import { diff, fragment, history, logs, profiles, smoke, status } from './program/inspect.js';
-import { completion, tunnel, worker } from './program/services.js';
+import { completion, server, tunnel, worker } from './program/services.js';
 import { watchdog } from './program/watchdog.js';
 
 /** `pulse model <verb>`, in the order help lists them. */
 const MODEL_VERBS: Registration[] = [profiles, up, down, rollback, status, smoke, fragment, watch, cancel, diff, logs, history, watchdog];
 /** `pulse <verb>` beside `model`. */
-const ROOT_VERBS: Registration[] = [worker, tunnel, completion];
+const ROOT_VERBS: Registration[] = [worker, tunnel, server, completion];
 
 /** Receives the exit code of the command that ran (main's, passed to buildProgram). */
 export type ExitSink = (code: number) => void;

@@ -73,6 +73,8 @@ export interface BackgroundWorkerInfo {
   settings?: WorkerSettings;
   logFile: string;
   startedAt: string;
+  /** PULSE_WORKER_IDLE_S as it started with it (`pulse server status`); absent in older records. */
+  idleS?: number;
 }
 
 export const DEFAULT_IDLE_S = 300;
@@ -132,6 +134,8 @@ export interface SpawnRequest {
   logFile: string;
   buildId: string;
   serverPid: number;
+  /** Its PULSE_WORKER_IDLE_S (it inherits this process's environment). */
+  idleS?: number;
   /** false: poll the deploy queue only (another worker serves the gateway queue). */
   gateway: boolean;
 }
@@ -155,7 +159,7 @@ export async function spawnBackgroundWorker(r: SpawnRequest): Promise<{ info: Ba
   if (child.pid === undefined) throw new PulseError('internal', 'could not start the background pulse worker', { hint: `see ${r.logFile}` });
   let exited = false;
   child.once('exit', () => (exited = true));
-  const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, settings: s, logFile: r.logFile, startedAt: new Date().toISOString() };
+  const info: BackgroundWorkerInfo = { pid: child.pid, buildId: r.buildId, serverPid: r.serverPid, settings: s, logFile: r.logFile, startedAt: new Date().toISOString(), ...(r.idleS !== undefined ? { idleS: r.idleS } : {}) };
   const file = workerInfoFile(s.stateDir);
   const tmp = `${file}.${process.pid}.tmp`;
   await rm(tmp, { force: true });
@@ -170,13 +174,13 @@ export async function forgetBackgroundWorker(stateDir: string, pid: number): Pro
   if (info?.pid === pid) await rm(workerInfoFile(stateDir), { force: true });
 }
 
-/** Stops the background worker (SIGTERM: running steps get the worker's grace time; then SIGKILL); true when one ran. */
-export async function stopBackgroundWorker(stateDir: string, graceMs = 15_000): Promise<boolean> {
+/** Stops the background worker (SIGTERM: running steps get the worker's grace time; then SIGKILL); its pid when one ran, else null. */
+export async function stopBackgroundWorker(stateDir: string, graceMs = 15_000): Promise<number | null> {
   const info = await liveBackgroundWorker(stateDir);
-  if (!info) return false;
+  if (!info) return null;
   process.kill(info.pid, 'SIGTERM');
   for (let waited = 0; waited < graceMs && pidAlive(info.pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
   if (pidAlive(info.pid)) process.kill(info.pid, 'SIGKILL');
   await rm(workerInfoFile(stateDir), { force: true });
-  return true;
+  return info.pid;
 }

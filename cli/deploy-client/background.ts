@@ -67,7 +67,7 @@ export async function ensureBackgroundWorker(t: PulseTemporal, o: { nodes?: stri
     // Reused whatever its settings: a command that starts a deploy has matched them first (matchBackgroundWorker),
     // and a follower (watch) follows a deploy that was started for this worker's settings.
     const reuse = known && known.buildId === buildId && known.serverPid === server.pid ? known : null;
-    const started = reuse ? null : await spawnBackgroundWorker({ settings: workerSettings(o.nodes, dir), logFile: workerLogPath(dir), buildId, serverPid: server.pid, gateway: o.gateway });
+    const started = reuse ? null : await spawnBackgroundWorker({ settings: workerSettings(o.nodes, dir), logFile: workerLogPath(dir), buildId, serverPid: server.pid, idleS, gateway: o.gateway });
     const info = reuse ?? started!.info;
     const why = await untilPolling(t, info, o.gateway, started ? started.exited : () => false);
     return why ? { failed: `${why} (log: ${info.logFile})` } : { pid: info.pid, reused: reuse !== null, logFile: info.logFile, idleS };

@@ -255,17 +255,26 @@ async function takeLock(lockFile: string, stateDir: string): Promise<() => Promi
   }
 }
 
+/** What stopEmbeddedServer stopped: the server's pid (null: none ran) and the background worker's (null: none ran). */
+export interface EmbeddedStop {
+  server: number | null;
+  worker: number | null;
+}
+
 /**
- * Stops the embedded server (tests, and a future `pulse server stop`), and first the background worker beside it
- * (cli/deploy-client/background-worker.ts), which would otherwise go only once it sees the server gone; true when a server ran.
+ * Stops the embedded server (`pulse server stop`, tests), and first the background worker beside it
+ * (cli/deploy-client/background-worker.ts), which would otherwise go only once it sees the server gone; then removes
+ * its server.json, so no record names a pid that is gone. Only a server isOwnServer trusts is signalled.
  */
-export async function stopEmbeddedServer(stateDir: string): Promise<boolean> {
-  await stopBackgroundWorker(stateDir);
+export async function stopEmbeddedServer(stateDir: string): Promise<EmbeddedStop> {
+  const worker = await stopBackgroundWorker(stateDir);
   const f = files(stateDir);
   const info = readInfo(f.info);
-  if (!info || !(await isOwnServer(info, f))) return false;
+  if (!info || !(await isOwnServer(info, f))) return { server: null, worker };
   process.kill(info.pid, 'SIGTERM');
   for (let i = 0; i < 100 && pidAlive(info.pid); i++) await new Promise((r) => setTimeout(r, 100));
   if (pidAlive(info.pid)) process.kill(info.pid, 'SIGKILL');
-  return true;
+  for (let i = 0; i < 50 && pidAlive(info.pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (readInfo(f.info)?.pid === info.pid) await rm(f.info, { force: true });
+  return { server: info.pid, worker };
 }

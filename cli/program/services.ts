@@ -1,9 +1,10 @@
-/** The top-level verbs beside `model`: the long-running `pulse worker` and `pulse tunnel`, and `pulse completion`. */
+/** The top-level verbs beside `model`: the long-running `pulse worker` and `pulse tunnel`, `pulse server` and `pulse completion`. */
 import { Argument, Option } from 'commander';
 import type { Command } from 'commander';
 import type * as O from '../options.js';
 import type { WorkerRunOptions } from '../commands/worker.js';
 import type { TunnelOptions } from '../commands/tunnel.js';
+import type { ServerOptions } from '../commands/server.js';
 import { durationFlag, flag, globals, num, str } from './flags.js';
 import type { Flags, Registration } from './flags.js';
 
@@ -49,5 +50,27 @@ export const completion: Registration = (program, run, root) => {
     .action(async (shell: string | undefined, o: Flags, cmd: Command) => {
       const opts: O.CompletionOptions = { ...globals(cmd), shell, list: str(o, 'list'), node: str(o, 'node'), root };
       await run(() => import('../commands/completion.js'), opts);
+    });
+};
+
+/** `pulse server status|stop`: the embedded Temporal server and its background worker (cli/commands/server.ts). */
+export const server: Registration = (program, run) => {
+  const srv = program
+    .command('server')
+    .description('The embedded Temporal dev server pulse runs when no TEMPORAL_ADDRESS is set, and the background worker beside it: see them, stop them.')
+    .exitOverride();
+  const load = () => import('../commands/server.js');
+  srv.command('status')
+    .description('Address, pid, since, Web UI, database and its size; the background worker\'s pid, build, idle exit and log; the open deploys and watchdog schedules that keep it.')
+    .option('--json', 'machine-readable output')
+    .action(async (_o: Flags, cmd: Command) => {
+      await run(load, { ...globals(cmd), verb: 'status', force: false } satisfies ServerOptions);
+    });
+  srv.command('stop')
+    .description('Stop the background worker, then the embedded server. Refused while a deploy is open or a watchdog schedule exists (a deploy pauses, durable, and resumes when pulse next starts the server; a watchdog stops checking) unless --force.')
+    .option('--force', 'stop even while a deploy is open or a watchdog schedule exists')
+    .option('--json', 'machine-readable output')
+    .action(async (o: Flags, cmd: Command) => {
+      await run(load, { ...globals(cmd), verb: 'stop', force: flag(o, 'force') } satisfies ServerOptions);
     });
 };

@@ -25,7 +25,7 @@ test('a worker.json whose pid is another program (this test process) is no live 
     await mkdir(path.join(dir, 'temporal'));
     await writeFile(workerInfoFile(dir), JSON.stringify({ pid: process.pid, buildId: 'x', serverPid: 1, nodesPath: '/n', logFile: '/l', startedAt: '' }));
     assert.equal(await liveBackgroundWorker(dir), null);
-    assert.equal(await stopBackgroundWorker(dir), false);
+    assert.equal(await stopBackgroundWorker(dir), null);
     assert.equal(await liveBackgroundWorker(path.join(dir, 'none')), null, 'no record: none');
   } finally {
     await removeDir(dir);
