@@ -124,7 +124,7 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
     assert.equal(c.code, 0, c.stdout + c.stderr);
     const w = await follow.done;
     assert.notEqual(w.code, 0);
-    assert.match(w.stdout, /up datagen on spark2: FAILED, node failed: readiness: deploy cancelled/);
+    assert.match(w.stdout, /up datagen on spark2: CANCELLED, node failed: readiness: deploy cancelled/);
     assert.doesNotMatch(w.stdout, /running one in this process/);
     assert.equal(nodeState('spark2').state, 'failed');
     assert.equal(endpointEnabled('spark2'), false);

@@ -43,7 +43,7 @@ test('a stray server listening on the port before the start: up refuses the star
   assert.match(r.stdout, /✗ 6\/9 start on simA/);
   assert.match(r.stdout + r.stderr, new RegExp(`port ${node.vllmPort} is in use before the start: 127\\.0\\.0\\.1:${node.vllmPort} \\(socket \\d+, uid 0\\) held by pid ${stray.pid} \\(uid 0: \\S*node \\S*vllm\\.js --sim-id=${stray.id} `));
   assert.match(r.stdout + r.stderr, /a vLLM started now would share it \(SO_REUSEPORT\)/);
-  assert.match(r.stdout, /up best on simA: FAILED, node failed/);
+  assert.match(r.stdout, /up best on simA: FAILED( at \w+)?( \(cause above\))?, node failed/);
   assert.equal((await nodeState()).state, 'failed');
   assert.equal(node.containers().filter((c) => c.State.Running).length, 0, 'nothing was started');
 });
@@ -62,5 +62,5 @@ test('a stray that starts listening beside the new container: verify fails and n
   // verify completed as an activity but fails the deploy: its step line says so, never ✓ (the catalog's verdict).
   assert.match(r.stdout, /✗ 8\/9 verify on simA \([\d.ms]+\): failed: verify failed: port \d+ is shared/);
   assert.doesNotMatch(r.stdout, /✓ 8\/9 verify/);
-  assert.match(r.stdout, /up best on simA: FAILED, node failed/);
+  assert.match(r.stdout, /up best on simA: FAILED( at \w+)?( \(cause above\))?, node failed/);
 });

@@ -41,7 +41,7 @@ test('a server that wants a key the node .env does not give fails readiness as U
   assert.equal(r.code, 11, r.stdout + r.stderr);
   assert.match(r.stdout, /✗ 7\/9 readiness on simB/);
   assert.match(r.stdout + r.stderr, /401 Unauthorized \(.*\.env sets no API_KEY; vLLM reads --api-key, else VLLM_API_KEY in the container\)/);
-  assert.match(r.stdout, /up best on simB: FAILED, node failed/);
+  assert.match(r.stdout, /up best on simB: FAILED at readiness \(cause above\), node failed/);
   assert.doesNotMatch(r.stdout + r.stderr, /sk-image-only/);
 });
 
