@@ -119,6 +119,12 @@ async function main(): Promise<void> {
   if (rb) add(`outage of a failed up with --auto-rollback (never ready, budget ${String(rb['readinessBudgetS'])} s)`, `median ${String(rb['medianAutoRollbackS'])} s from the stop to serving again; floor (one stop + one start of the old .env) ${String(rb['medianFloorS'])} s; added over floor + budget ${String(rb['medianAddedS'])} s; without it: until a person acts`, '-', null, 'rollback-outage.js');
   const ro = load('rollout');
   if (ro) add(`rollout over ${String(ro['nodes'])} nodes vs ${String(ro['nodes'])} single ups back to back (up best --restart)`, `rollout median ${String(ro['medianRolloutS'])} s, singles ${String(ro['medianSinglesS'])} s: ${String(ro['medianPerNodeOverheadS'])} s per node for the guard, the worker's plan, the child start and the smoke gate`, '-', null, 'rollout.js');
+  const dr = load('drain');
+  if (dr) {
+    const [off, on] = rows(dr);
+    if (off && on) add(`drain: requests cut in a rollout of ${String(dr['nodes'])} nodes under steady streaming load (${String(dr['clientsPerNode'])} clients/node)`, `no drain: ${String(off['cut'])} cut (${String(off['completed'])} completed); drain: ${String(on['cut'])} cut (${String(on['completed'])} completed; drains ${String(on['drainS'])} s)`, '-', null, 'drain.js');
+    add('drain: time the drain step adds to an up on an idle server', `median ${String(dr['medianIdleDrainMs'])} ms, max ${String(dr['maxIdleDrainMs'])} ms`, '< 0.5 s', Number(dr['maxIdleDrainMs']) < 500, 'drain.js');
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
