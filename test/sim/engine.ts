@@ -133,6 +133,35 @@ export function killEngine(key: string): number[] {
   return enginePids(key);
 }
 
+/**
+ * Engine cgroups (`pulse-sim/<sim>-<node>`) whose dockerd is gone or runs on a data root that no longer exists: what
+ * is left of a sim whose test process died and whose dir was removed.
+ */
+export function engineOrphans(): string[] {
+  const out: string[] = [];
+  for (const h of hierarchies()) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(h, 'pulse-sim'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const key = `pulse-sim/${name}`;
+      const roots = enginePids(key).flatMap((pid) => {
+        try {
+          const arg = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').find((a) => a.startsWith('--data-root='));
+          return arg ? [arg.slice('--data-root='.length)] : [];
+        } catch {
+          return [];
+        }
+      });
+      if (roots.length === 0 ? enginePids(key).length > 0 : roots.every((r) => !fs.existsSync(r))) out.push(key);
+    }
+  }
+  return [...new Set(out)];
+}
+
 /** The daemon of one node. */
 export class Engine {
   private child: ChildProcess | null = null;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { killEngine } from './engine.js';
+import { engineOrphans, killEngine } from './engine.js';
 import { killNamespaces, mountTag } from './procs.js';
 import { pidAlive } from '../../runtime/state/pid.js';
 
@@ -62,14 +62,37 @@ export async function stopAllSims(): Promise<void> {
 }
 
 
-/** Kills the nodes of sims whose owning process is gone. */
+/** Kills the nodes of sims whose owning process is gone, and engines no live sim names whose data root is gone. */
 export function reapStaleSims(): void {
   let files: string[];
   try {
     files = fs.readdirSync(REGISTRY);
   } catch {
-    return;
+    files = [];
   }
+  reapEntries(files);
+  // An engine no live entry names (its entry was removed by a reaper that knew no engines) whose data root went with
+  // its sim dir serves nobody: end it too. A live sim's engines are in its entry, even while its dockerd is down.
+  const named = new Set<string>();
+  for (const f of safeList(REGISTRY)) {
+    try {
+      for (const k of (JSON.parse(fs.readFileSync(path.join(REGISTRY, f), 'utf8')) as { cgroups?: string[] }).cgroups ?? []) named.add(k);
+    } catch {
+      /* half-written: next time */
+    }
+  }
+  for (const key of engineOrphans()) if (!named.has(key)) killEngine(key);
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function reapEntries(files: string[]): void {
   for (const f of files) {
     const file = path.join(REGISTRY, f);
     try {
