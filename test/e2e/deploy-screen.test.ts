@@ -9,37 +9,16 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import type { Sim } from '../sim/index.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { savedNodeState, startSimCli, stopSimCli } from '../helpers/sim-cli.js';
+import { hasPty, runInPty } from '../helpers/pty.js';
 import { TestTerminal } from '../helpers/term.js';
 import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
 let dir = '';
 let env: NodeJS.ProcessEnv = {};
-
-const PTY_RUN = `
-import os, pty, sys, struct, fcntl, termios
-cols, rows = int(sys.argv[1]), int(sys.argv[2])
-pid, fd = pty.fork()
-if pid == 0:
-    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
-    os.execvp(sys.argv[3], sys.argv[3:])
-out = b''
-while True:
-    try:
-        chunk = os.read(fd, 65536)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-_, st = os.waitpid(pid, 0)
-sys.stdout.buffer.write(out)
-sys.stderr.write(str(os.waitstatus_to_exitcode(st)))
-`;
 
 interface Screen {
   code: number;
@@ -68,24 +47,13 @@ function logical(rows: string[], cols: number): string[] {
   return out;
 }
 
-/** Runs the CLI in a pty of cols x rows; resolves with its exit code, its bytes and the final screen. */
-function inPty(cols: number, args: string[], rows = 40): Promise<Screen> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', PTY_RUN, String(cols), String(rows), process.execPath, CLI, ...args], { env: { ...process.env, ...env, NO_COLOR: '1' } });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('close', () => {
-      const code = Number(/(-?\d+)$/.exec(err.trim())?.[1] ?? NaN);
-      const screen = new TestTerminal(cols).write(out).lines();
-      resolve({ code, raw: out, rows: logical(screen, cols), screen });
-    });
-  });
+/** Runs the CLI in a pty of cols x rows (test/helpers/pty.ts); resolves with its exit code, its bytes and the final screen. */
+async function inPty(cols: number, args: string[], rows = 40): Promise<Screen> {
+  const r = await runInPty(cols, rows, [process.execPath, CLI, ...args], { ...process.env, ...env, NO_COLOR: '1' }, { timeoutMs: 600_000 });
+  const screen = new TestTerminal(cols).write(r.output).lines();
+  return { code: r.code, raw: r.output, rows: logical(screen, cols), screen };
 }
 
-const hasPty = spawnSync('python3', ['-c', 'import pty']).status === 0;
 const skip = !hasPty && 'no python3 pty';
 const shown = (s: Screen): string => s.rows.join('\n');
 const squash = (t: string): string => t.replace(/\s+/g, '');

@@ -13,36 +13,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProgressPrinter } from '../../cli/progress-printer.js';
+import { hasPty, runInPty } from '../helpers/pty.js';
 import { TestTerminal } from '../helpers/term.js';
 
 const DRIVER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'live-driver.js');
 const HEADER = 'up best on spark2: workflow pulse-model-spark2 (run 0b6a4e1c-7e8d-4f1a-9a51-3d1f2c9e8b77)';
 
-/** Runs argv on a pty of `cols` columns; returns everything the program wrote to it. */
-const PTY_RUN = `
-import os, pty, sys, struct, fcntl, termios
-cols = int(sys.argv[1])
-pid, fd = pty.fork()
-if pid == 0:
-    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', 24, cols, 0, 0))
-    os.execvp(sys.argv[2], sys.argv[2:])
-out = b''
-while True:
-    try:
-        chunk = os.read(fd, 65536)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-os.waitpid(pid, 0)
-sys.stdout.buffer.write(out)
-`;
-
-function inPty(cols: number, args: string[], env: NodeJS.ProcessEnv = {}): string {
-  const r = spawnSync('python3', ['-c', PTY_RUN, String(cols), process.execPath, DRIVER, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '', ...env }, timeout: 60_000 });
-  assert.equal(r.status, 0, r.stderr);
-  return r.stdout;
+/** Runs the live driver on a pty of `cols` columns (24 rows, test/helpers/pty.ts); returns everything it wrote. */
+async function inPty(cols: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const r = await runInPty(cols, 24, [process.execPath, DRIVER, ...args], { ...process.env, NO_COLOR: '', ...env }, { timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.output);
+  return r.output;
 }
 
 const rowsOf = (text: string, width: number): number => Math.max(1, Math.ceil(Array.from(text).length / width));
@@ -57,8 +38,8 @@ test('the test terminal wraps like xterm and keeps the leftovers of a line that 
 });
 
 for (const width of [40, 80, 200]) {
-  test(`in a pty of ${width} columns, 100 updates leave exactly one live line and no leftover row`, { skip: spawnSync('python3', ['-c', 'import pty']).status !== 0 && 'no python3 pty' }, () => {
-    const screen = new TestTerminal(width).write(inPty(width, ['100'])).lines();
+  test(`in a pty of ${width} columns, 100 updates leave exactly one live line and no leftover row`, { skip: !hasPty && 'no python3 pty' }, async () => {
+    const screen = new TestTerminal(width).write(await inPty(width, ['100'])).lines();
     // One line per step (issue 30 item 7): the step's → line is the live line, its wait on it.
     const live = screen.filter((l) => l.includes('7/9 readiness on spark2'));
     assert.equal(live.length, 1, screen.join('\n'));
@@ -72,8 +53,8 @@ for (const width of [40, 80, 200]) {
 
 // Items 2, 3: the wait line with the server's phase and the estimate is the same one live line, fitted (not cut) to the width.
 for (const width of [40, 80, 200]) {
-  test(`in a pty of ${width} columns, 100 phase updates leave one live line with the step, the phase and the time`, { skip: spawnSync('python3', ['-c', 'import pty']).status !== 0 && 'no python3 pty' }, () => {
-    const screen = new TestTerminal(width).write(inPty(width, ['100'], { LIVE_DRIVER_PHASE: '1' })).lines();
+  test(`in a pty of ${width} columns, 100 phase updates leave one live line with the step, the phase and the time`, { skip: !hasPty && 'no python3 pty' }, async () => {
+    const screen = new TestTerminal(width).write(await inPty(width, ['100'], { LIVE_DRIVER_PHASE: '1' })).lines();
     const live = screen.filter((l) => l.startsWith('7/9 readiness on spark2 '));
     assert.equal(live.length, 1, screen.join('\n'));
     assert.equal(screen.at(-1), live[0], 'the live line is the last row');
