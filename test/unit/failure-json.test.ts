@@ -28,10 +28,12 @@ describe('failureJson', () => {
     assert.deepEqual(j, {
       step: 'readiness', errorType: 'Timeout', message: 'not ready after 3 s',
       compensated: { nodeMarkedFailed: true, endpointDisabled: true },
-      backupPath: '/r/.env.pulse-bak-20261203T100000Z', rollbackCommand: 'pulse model up datagen --node spark2',
+      // the way back restores the exact bytes the up replaced (issue 30 item 5), not an up of the profile it remembers
+      backupPath: '/r/.env.pulse-bak-20261203T100000Z', rollbackCommand: 'pulse model rollback --node spark2 --to /r/.env.pulse-bak-20261203T100000Z',
       node: {
         answered: true, problem: null, container: { name: 'vllm-qwen38', state: 'running', running: true, exitMeaning: null },
         memAvailableGiB: 40.5, memTotalGiB: 119.7, startLog: '/r/logs/pulse-up-20261203T100000Z.log', logLines: ['INFO loading weights'],
+        knownFailure: null,
       },
     });
     // The same facts as the text block prints.
