@@ -201,6 +201,19 @@ export interface FollowOptions {
 /** Follows the run until it closes or the signal aborts. Transient server errors are retried quietly. */
 export async function followRun(client: Client, workflowId: string, runId: string, opts: FollowOptions): Promise<FollowOutcome> {
   const handle = client.workflow.getHandle(workflowId, runId);
+  // The close wakes the loop at once (a long poll on the server, as handle.result() waits), so the user's command
+  // ends when the deploy does, not up to one poll interval later; the periodic read stays for the step lines and
+  // the wait's progress, which a heartbeat carries without a history event.
+  const stopWaiting = new AbortController();
+  const closed = waitForClose(client, workflowId, runId, stopWaiting.signal);
+  try {
+    return await followLoop(client, handle, closed, opts);
+  } finally {
+    stopWaiting.abort();
+  }
+}
+
+async function followLoop(client: Client, handle: ReturnType<Client['workflow']['getHandle']>, closed: Promise<void>, opts: FollowOptions): Promise<FollowOutcome> {
   const scheduled = new Map<number, Scheduled>();
   let seen = 0;
   let failingSince: number | null = null;
@@ -228,8 +241,35 @@ export async function followRun(client: Client, workflowId: string, runId: strin
         failingSince = Date.now();
       }
     }
-    await sleep(opts.pollMs ?? 1000, opts.signal);
+    await Promise.race([sleep(opts.pollMs ?? 1000, opts.signal), closed]);
   }
+}
+
+/**
+ * Resolves when the run has a close event (the server answers a long poll on it then), never on an error: a lost
+ * or refused long poll leaves the periodic read to notice the close, as before.
+ */
+/** temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is not ours). */
+const CLOSE_EVENT = 2;
+
+function waitForClose(client: Client, workflowId: string, runId: string, signal: AbortSignal): Promise<void> {
+  const req = {
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    skipArchival: true,
+    waitNewEvent: true,
+    historyEventFilterType: CLOSE_EVENT,
+    nextPageToken: undefined as Uint8Array | null | undefined,
+  };
+  return new Promise((resolve) => {
+    void (async () => {
+      while (!signal.aborted) {
+        const res = await client.connection.withAbortSignal(signal, () => client.workflowService.getWorkflowExecutionHistory(req));
+        if ((res.history?.events ?? []).length > 0) return resolve();
+        req.nextPageToken = res.nextPageToken;
+      }
+    })().catch(() => undefined);
+  });
 }
 
 /**
