@@ -93,7 +93,7 @@ export async function buildNodeTree(name: string, p: NodePaths, setup: NodeSetup
   fs.writeFileSync(path.join(p.state, 'sudo-ok'), '');
   fs.writeFileSync(path.join(p.state, 'stop-mode'), 'ok\n');
   fs.writeFileSync(path.join(p.state, 'ready-poll-s'), `${setup.readyPollS}\n`);
-  for (const f of ['start-calls', 'stop-calls', 'requests.jsonl', 'docker-calls.jsonl', 'gpu-containers.jsonl']) fs.writeFileSync(path.join(p.state, f), '');
+  for (const f of ['start-calls', 'stop-calls', 'requests.jsonl', 'docker-calls.jsonl', 'gpu-containers.jsonl', 'listening.jsonl']) fs.writeFileSync(path.join(p.state, f), '');
   const key = path.join(p.sshDir, 'ssh_host_ed25519_key');
   await execFileP('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `pulse-sim-${name}`, '-f', key]);
   return fs.readFileSync(`${key}.pub`, 'utf8').trim();

@@ -74,6 +74,10 @@ export class NodeRecords {
   requests(): RequestRecord[] {
     return readJsonLines<RequestRecord>(path.join(this.paths.state, 'requests.jsonl'));
   }
+  /** When the node's vLLM began to listen (each start), in order. */
+  listens(): { at: string; container: string }[] {
+    return readJsonLines<{ at: string; container: string }>(path.join(this.paths.state, 'listening.jsonl'));
+  }
   /** Lines of start.sh invocations (one per run, with its arguments). */
   startShCalls(): string[] {
     return readLines(path.join(this.paths.state, 'start-calls'));

@@ -253,7 +253,8 @@ async function serve(args: ServeArgs, control: NodeControl, maxLen: number): Pro
   log.write('stderr', `INFO:     Started server process [${process.pid}]`);
   log.write('stderr', 'INFO:     Waiting for application startup.');
   log.write('stderr', 'INFO:     Application startup complete.');
-  server.listen(where);
+  // When the port first answers (an outside observer probing in a tight loop would see it): bench/user-view.ts.
+  server.listen(where, () => appendJsonLine(path.join(stateDir, 'listening.jsonl'), { at: new Date().toISOString(), container: args.id.slice(0, 12) }));
 }
 
 function reply(res: http.ServerResponse, status: number, body: unknown): number {
