@@ -241,7 +241,7 @@ async function followLoop(client: Client, handle: ReturnType<Client['workflow'][
         failingSince = Date.now();
       }
     }
-    await Promise.race([sleep(opts.pollMs ?? 1000, opts.signal), closed]);
+    await sleep(opts.pollMs ?? 1000, opts.signal, closed);
   }
 }
 
@@ -304,7 +304,8 @@ async function showPending(handle: ReturnType<Client['workflow']['getHandle']>, 
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Sleeps `ms`, ended early by the signal or `wake`; its timer is cleared either way (a pending one would hold the exit). */
+function sleep(ms: number, signal: AbortSignal, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
     function done() {
@@ -313,5 +314,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
     signal.addEventListener('abort', done, { once: true });
+    void wake?.then(done);
   });
 }
