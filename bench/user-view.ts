@@ -8,7 +8,7 @@
  * → the CLI's last output line (the follow noticing the close, the closing block) and → exit. Goal: within +0.5 s.
  *
  * `ready`: from the moment the simulated server can first answer (it records when it listens) to pulse's verify
- * request reaching it (the first request after the readiness step completed), with where it went: the listen → the
+ * request reaching it (the first request once verify started), with where it went: the listen → the
  * readiness step's completion, the workflow task, verify's dispatch, verify's script until its first request.
  * Goal: median ≤ 100 ms. The server needs 2 s to listen, so the wait really waits.
  *
@@ -126,7 +126,8 @@ async function ready(): Promise<void> {
       const rDone = ms(by((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId, rs?.eventId));
       const vStarted = ms(by((e) => e.activityTaskStartedEventAttributes?.scheduledEventId, vs?.eventId));
       const reqs = node.requests().map((r) => ({ ...r, t: Date.parse(r.at) })).filter((r) => r.t >= listen);
-      const verifyReq = reqs.find((r) => r.t >= rDone)?.t ?? NaN;
+      // verify's first request: the first to arrive once verify started (start.sh's own poll may ask before it).
+      const verifyReq = reqs.find((r) => r.t >= vStarted)?.t ?? NaN;
       const first200 = reqs.find((r) => r.path === '/v1/models' && r.status === 200)?.t ?? NaN;
       rows.push({
         rep: rep + 1, listenToVerifyReqMs: verifyReq - listen, listenToFirst200Ms: first200 - listen, listenToReadyDoneMs: rDone - listen,
