@@ -78,6 +78,12 @@ async function main(): Promise<void> {
   if (sdk) add('one step\'s cost to Temporal itself (bare SDK, 13 no-op activities)', `${String(sdk['perStepMs'])} ms a step (workflow task + dispatch; pulse's: ${String(sp?.['perStepMs'] ?? '-')} ms); least full-up ratio with one activity per step ${String(sp?.['leastFullUpRatio'] ?? '-')}×`, '-', null, 'sdk-step.js');
   const l = load('readiness-lag');
   if (l) add('readiness detection lag', `median ${String(l['medianMs'])} ms, max ${String(l['maxMs'])} ms`, 'median ≤ 100 ms, max ≤ 250 ms', l['met'], 'readiness-lag.js');
+  const uw = load('user-view-wall');
+  const um = uw?.['medianMs'] as Json | undefined;
+  if (uw && um) add('`pulse model up best --restart` as a user times it (spawn → exit) vs its floor (issue 28)', `+${String(um['addedMs'])} ms (${String(um['cliMs'])} vs ${String(um['floorMs'])} ms): spawn → workflow started ${String(um['toStartedMs'])} ms, workflow ${String(um['workflowMs'])} ms, close → noticed ${String(um['closeNoticedMs'])} ms, last line → exit ${String(um['lastLineToExitMs'])} ms; load ${String((uw['machine'] as Json | undefined)?.['loadavg'] ?? '-')}`, '≤ +500 ms', uw['met'], 'user-view.js wall');
+  const ur = load('user-view-ready');
+  const rm = ur?.['medianMs'] as Json | undefined;
+  if (ur && rm) add('server can answer (it listens) → pulse\'s verify request reaches it (issue 28)', `median ${String(rm['listenToVerifyReqMs'])} ms, max ${String(ur['maxMs'])} ms: listen → readiness done ${String(rm['listenToReadyDoneMs'])}, workflow task ${String(rm['workflowTaskMs'])}, dispatch ${String(rm['dispatchMs'])}, verify's script to its request ${String(rm['verifyStartToRequestMs'])} ms; load ${String((ur['machine'] as Json | undefined)?.['loadavg'] ?? '-')}`, 'median ≤ 100 ms', ur['met'], 'user-view.js ready');
   for (const name of ['fleet', 'fleet-ready10s']) {
     const f = load(name);
     const rs = rows(f);
