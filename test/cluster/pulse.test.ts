@@ -91,11 +91,14 @@ describe('pulse against the PostgreSQL-backed Temporal server', () => {
     const plain = await runCli(['model', 'history', '--node', 'spark1'], env);
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(plain.stdout.match(/up best on spark1\s+\S+\s+ok, node up/g)?.length, 3, plain.stdout);
-    assert.match(plain.stdout, /^ {4}pulse-model-spark1$/m);
-    assert.match(plain.stdout, /no Temporal UI link: set PULSE_TEMPORAL_UI/);
+    // one line a deploy; the workflow ID (no UI base yet) and the hint only in the wide view
+    assert.doesNotMatch(plain.stdout, /^ {4}pulse-model-spark1$/m);
+    const wide = await runCli(['model', 'history', '--node', 'spark1', '--wide'], env);
+    assert.match(wide.stdout, /^ {4}pulse-model-spark1$/m);
+    assert.match(wide.stdout, /no Temporal UI link: set PULSE_TEMPORAL_UI/);
     const rows = JSON.parse((await runCli(['model', 'history', '--node', 'spark1', '--json'], { ...env, PULSE_TEMPORAL_UI: 'http://ui.example:8080/' })).stdout) as { runId: string; ui: string }[];
     assert.equal(rows[0]?.ui, `http://ui.example:8080/namespaces/default/workflows/pulse-model-spark1/${rows[0]?.runId}/history`);
-    const flag = await runCli(['--temporal-ui', 'http://other.example:8233', 'model', 'history', '--node', 'spark1', '--limit', '1'], env);
+    const flag = await runCli(['--temporal-ui', 'http://other.example:8233', 'model', 'history', '--node', 'spark1', '--limit', '1', '--wide'], env);
     assert.match(flag.stdout, /^ {4}http:\/\/other\.example:8233\/namespaces\/default\/workflows\/pulse-model-spark1\/[0-9a-f-]+\/history$/m);
     assert.doesNotMatch(flag.stdout, /no Temporal UI link/);
   });
