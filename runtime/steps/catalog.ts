@@ -99,6 +99,19 @@ function drainNote(r: unknown): string | null {
   return source === 'metrics' ? head : `${head} (${text(r, 'detail') ?? 'no /metrics'})`;
 }
 
+/**
+ * What the drain must show even without --verbose: everything but "nothing was in flight" (read from /metrics) and
+ * "nothing serves". A deploy of a node with nothing in flight shows RUNTIME.md's steps as they are (issue 29); a
+ * drain that waited, cut, was skipped or could not read /metrics shows its line.
+ */
+function drainNotice(r: unknown): string | null {
+  const v = obj(r);
+  const source = text(r, 'source' satisfies keyof DrainResult);
+  if (source === 'not-running') return null;
+  if (source === 'metrics' && v['idle'] === true && v['atStart' satisfies keyof DrainResult] === 0 && v['skipped'] !== true) return null;
+  return drainNote(r);
+}
+
 /** `stopped`, with docker's state before when it was not plain running, and the exit the server stopped with in words. */
 function stopNote(r: unknown): string | null {
   const v = obj(r)['wasRunning' satisfies keyof StopResult];
@@ -160,7 +173,7 @@ export const UP_STEPS = {
   preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote, verdict: preflightVerdict },
   mkdir: { step: 'mkdir', activity: 'makeDirs', label: '2/9 mkdir', title: 'step 2/9 mkdir', script: 'mkdir', preset: 'quick', plan: '2. create the pulse-mkdir directories' },
   /** Part of step 3: before the stop, the requests in flight finish (up to the drain budget); only when a container serves. */
-  drain: { step: 'drain', activity: 'drainServer', label: '3/9 drain', title: 'step 3/9 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: '3. drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote },
+  drain: { step: 'drain', activity: 'drainServer', label: '3/9 drain', title: 'step 3/9 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: '3. drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice },
   stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote },
   memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
   writeEnv: { step: 'write-env', activity: 'writeEnv', label: '5/9 write .env', title: 'step 5/9 write .env', script: 'write-env', preset: 'quick', plan: '5. back up and write the .env (skipped when the identity is the same)', note: writeEnvNote },
@@ -174,7 +187,7 @@ export const UP_STEPS = {
 
 /** The two steps of `pulse model down`. */
 export const DOWN_STEPS = {
-  drain: { step: 'drain', activity: 'drainServer', label: '1/2 drain', title: 'step 1/2 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: 'drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote },
+  drain: { step: 'drain', activity: 'drainServer', label: '1/2 drain', title: 'step 1/2 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: 'drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice },
   stop: { step: 'stop', activity: 'stopServer', label: '1/2 stop', title: 'step 1/2 stop', script: 'stop', preset: 'stop', plan: 'stop: stop.sh, then make sure the container is gone', note: stopNote },
   publish: { step: 'publish', activity: 'publishState', label: '2/2 publish state', title: 'step 2/2 publish state', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;

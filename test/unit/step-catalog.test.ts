@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DOWN_STEPS, FRAME_STEPS, noteOf, ROLLBACK_STEPS, ROLLOUT_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf, WATCHDOG_STEPS } from '../../runtime/steps/catalog.js';
+import { DOWN_STEPS, FRAME_STEPS, noteOf, noticeOf, ROLLBACK_STEPS, ROLLOUT_STEPS, stepOfActivity, summaryOf, UP_STEPS, verdictOf, WATCHDOG_STEPS } from '../../runtime/steps/catalog.js';
 import type { StepDef } from '../../runtime/steps/catalog.js';
 import { stepNote, stepVerdict } from '../../cli/deploy-client/follow-run.js';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -57,6 +57,14 @@ test('the notes read the step results', () => {
   assert.equal(noteOf(UP_STEPS.drain, { ...drain, source: 'connections', detail: 'the server serves no /metrics (404)' }), 'nothing in flight (the server serves no /metrics (404))');
   assert.equal(noteOf(UP_STEPS.drain, { skipped: true }), 'skipped (drain budget 0)');
   assert.equal(noteOf(UP_STEPS.drain, { source: 'not-running' }), 'nothing serves');
+  // Its line shows without --verbose only when it has news: RUNTIME.md's steps stay as they are for an idle node.
+  assert.equal(UP_STEPS.drain.bookkeeping, true);
+  assert.equal(noticeOf(UP_STEPS.drain, drain), null, 'nothing in flight, read from /metrics');
+  assert.equal(noticeOf(UP_STEPS.drain, { source: 'not-running' }), null);
+  assert.equal(noticeOf(UP_STEPS.drain, { ...drain, atStart: 3, drained: 3 }), '3 requests finished in 12s');
+  assert.equal(noticeOf(DOWN_STEPS.drain, { ...drain, idle: false, atStart: 3, drained: 2, cut: 1 }), 'drain budget 300s ran out: 1 request cut');
+  assert.match(noticeOf(UP_STEPS.drain, { ...drain, source: 'connections', detail: 'no /metrics' }) ?? '', /no \/metrics/, 'a fallback is said');
+  assert.equal(noticeOf(UP_STEPS.drain, { skipped: true }), 'skipped (drain budget 0)');
   // The rollout's gate (its closing table and the e2e test read these words).
   assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: 0.4567 }), 'smoke answered in 457 ms');
   assert.equal(noteOf(ROLLOUT_STEPS.smoke, { ok: true, latencyS: null }), 'smoke answered');
