@@ -99,7 +99,7 @@ function nodeCalls(stack: Stack, names: string[], since: number): { dockerCalls:
 
 /** The steps of a full up as the floor runs them; pulse's activities map onto them (plus its own frame steps). */
 const STEP_OF: Record<string, string> = {
-  checkPlan: 'check', acquireNodeLock: 'lock', runPreflight: 'preflight', makeDirs: 'mkdir', stopServer: 'stop', waitForMemory: 'memory',
+  checkPlan: 'check', acquireNodeLock: 'lock', runPreflight: 'preflight', makeDirs: 'mkdir', drainServer: 'drain', stopServer: 'stop', waitForMemory: 'memory',
   writeEnv: 'writeEnv', startServer: 'start', pollReadiness: 'readiness', verifyServer: 'verify', releaseNodeLock: 'unlock',
 };
 

@@ -1,5 +1,6 @@
 /** The floor of the benchmarks: pulse's node scripts back to back over one connection, no Temporal, no sleeps. */
 import type { NodeSession } from '../runtime/node/types.js';
+import { sampleDrain } from '../runtime/steps/drain.js';
 import { makeDirs, probeReadiness, runPreflight, sampleMemory, startServer, stopServer, verifyServer, writeEnv } from '../runtime/steps/index.js';
 import { publishFragment } from '../runtime/gateway/gateway.js';
 import { writeNodeState } from '../runtime/state/state.js';
@@ -35,6 +36,9 @@ export async function floorUp(s: NodeSession, stack: Stack, plan: UpPlan, full: 
   if (full) {
     await makeDirs(s, plan);
     lap('mkdir');
+    // pulse drains before every stop (issue 29): one sample of an idle server, as its drain step takes.
+    await sampleDrain(s, { recipe: plan.recipe, port: plan.expect.port, bind: plan.expect.bind, http: true });
+    lap('drain');
     await stopServer(s, plan.recipe);
     lap('stop');
     for (let i = 0; (await sampleMemory(s, plan.memory.gateGiB)).memAvailableGiB < plan.memory.gateGiB; i++) if (i > 10_000) throw new Error('memory');
