@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -32,6 +33,9 @@ let pg: Postgres;
 let env: NodeJS.ProcessEnv;
 let address: string;
 let dir: string;
+/** pulse's own files (nodes.json, the state dir): not under `dir`, which belongs to postgres when run as root, and a
+ * state dir under another user's directory is refused (issue 27 item 3). */
+let pulseDir: string;
 let servers: TemporalProcess[] = [];
 const rows: { fault: string; status: string; cli: string; violations: string[] }[] = [];
 
@@ -130,12 +134,13 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
     const connection = await Connection.connect({ address });
     const client = new Client({ connection });
     await waitForNamespace(address, 'default', {}, dead);
-    const nodesFile = path.join(dir, 'nodes.json');
+    pulseDir = await tempDir('pulse-cluster-faults-pulse-');
+    const nodesFile = path.join(pulseDir, 'nodes.json');
     sim.writeNodesJson(nodesFile, { protected: [] });
     // The Stack's "server" is the cluster: its stop() is ours (after), the rest (worker, outcome, invariants) is shared.
     const server = { address, namespace: 'default', uiUrl: null, dbFile: '', process: null as unknown as ChildProcess, log: () => '', stop: async () => undefined } satisfies DevServer;
-    stack = new Stack(dir, server, sim, connection, client,
-      { ...sim.env(), PULSE_NODES: nodesFile, PULSE_STATE_DIR: path.join(dir, 'state'), TEMPORAL_ADDRESS: address, NO_COLOR: '1' });
+    stack = new Stack(pulseDir, server, sim, connection, client,
+      { ...sim.env(), PULSE_NODES: nodesFile, PULSE_STATE_DIR: path.join(pulseDir, 'state'), TEMPORAL_ADDRESS: address, NO_COLOR: '1' });
     await stack.startWorker();
   });
 
@@ -143,7 +148,8 @@ describe('faults only a cluster has (native server, PostgreSQL)', () => {
     console.log(rows.map((r) => `# ${r.fault}: ${r.status}, CLI ${r.cli}, ${r.violations.length} violation(s)`).join('\n'));
     await stopServers();
     await pg?.stop();
-    await stack?.stop(); // workers, connection, sim, and the dir (the servers and PostgreSQL are down by now)
+    await stack?.stop(); // workers, connection, sim, and pulse's dir (the servers and PostgreSQL are down by now)
+    if (dir) rmSync(dir, { recursive: true, force: true }); // PostgreSQL's data and the servers' logs
   });
 
   it('the Temporal server restarted during readiness (database kept): the deploy resumes, one start.sh', async () => {

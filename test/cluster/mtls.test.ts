@@ -91,7 +91,7 @@ describe('mTLS: frontend TLS with required client certificates', () => {
   });
 
   it("pulse's older TEMPORAL_TLS_CERT/KEY/CA names still connect", async () => {
-    const r = await runCli(['model', 'history', '--node', 'spark2'], { ...env, TEMPORAL_TLS_CA: certs.ca, TEMPORAL_TLS_CERT: certs.client.cert, TEMPORAL_TLS_KEY: certs.client.key });
+    const r = await runCli(['model', 'history', '--node', 'spark2', '--wide'], { ...env, TEMPORAL_TLS_CA: certs.ca, TEMPORAL_TLS_CERT: certs.client.cert, TEMPORAL_TLS_KEY: certs.client.key });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /pulse-model-spark2/);
   });
