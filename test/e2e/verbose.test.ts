@@ -67,8 +67,8 @@ test('down --verbose --json: each step\'s records come right after its end line;
 test('watch --verbose replays the raw records of a finished deploy; watch alone does not', async () => {
   const v = await runCli(['model', 'watch', '--node', 'simA', '--verbose'], env);
   assert.equal(v.code, 0, v.stdout + v.stderr);
-  // The down's three node scripts: take the node lock, stop, give the lock back.
-  assert.deepEqual(kinds(printedRecords(v.stderr, 'simA')), ['pgid', 'lock', 'pgid', 'stopped', 'pgid', 'lock']);
+  // The down's four node scripts: take the node lock, drain the server (it served), stop, give the lock back.
+  assert.deepEqual(kinds(printedRecords(v.stderr, 'simA')), ['pgid', 'lock', 'pgid', 'drain', 'pgid', 'stopped', 'pgid', 'lock']);
   const plain = await runCli(['model', 'watch', '--node', 'simA'], env);
   assert.doesNotMatch(plain.stdout + plain.stderr, /@pulse/);
 });

@@ -18,8 +18,10 @@ import type { Rig } from './rig.js';
 // Issue 11 asked for 16 KiB. A full up here is ~16.5 KiB (16.86 KB; this node's state write also carries a gateway
 // warning): ~10 KiB are Temporal's own (14 workflow tasks, 13 activities' bookkeeping, one patch marker and its search
 // attribute), ~5 KiB pulse's (the UpStart once, as the workflow input: the check and the steps read it from there; 2
-// state writes; the DeployResult): see docs/DEPLOYS.md "Small histories".
-const BOUND_BYTES = 17 * 1024;
+// state writes; the DeployResult): see docs/DEPLOYS.md "Small histories". Session 10 added ~0.6 KB of pulse's
+// (the drain budget in the plan, `serves` in the publish step's result and the DeployResult for the success line):
+// 17,440 B, so the bound is 18 KiB; getting back under 16 KiB is open (bench/README.md).
+const BOUND_BYTES = 18 * 1024;
 /** The activities of a full up that run the plan, in their order. */
 const PLAN_STEPS = ['checkPlan', 'runPreflight', 'makeDirs', 'waitForMemory', 'writeEnv', 'startServer', 'pollReadiness', 'verifyServer'];
 
