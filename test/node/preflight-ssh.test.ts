@@ -80,7 +80,8 @@ test('preflight counts open client connections on the server port', async () => 
 test('stepScripts: the exact text of every step, prelude and quoted inputs first, never --no-launch', () => {
   const plan = h.plan('spark2', 'best');
   const steps = stepScripts(plan);
-  assert.deepEqual(steps.map((x) => x.step), ['preflight', 'mkdir', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']);
+  // the drain's script too (issue 29): it runs when a container serves, and the dry-run shows what it would run
+  assert.deepEqual(steps.map((x) => x.step), ['preflight', 'mkdir', 'drain', 'stop', 'memory', 'write-env', 'start', 'readiness', 'verify']);
   for (const st of steps) {
     assert.ok(st.script.startsWith('{\n# pulse prelude') && st.script.endsWith('\n}\n'), st.step);
     assert.match(st.script, /^export PULSE_[A-Z_]+='/m);
