@@ -15,6 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { killUntilGone } from './procs.js';
 
 /** The root of the cgroup hierarchies (cgroup v1 here: one per controller; v2: one unified tree). */
 const CGROUP_ROOT = '/sys/fs/cgroup';
@@ -108,21 +109,7 @@ export function enginePids(key: string): number[] {
  * runs in process.on('exit')). Safe when nothing is there.
  */
 export function killEngine(key: string): number[] {
-  for (let i = 0; i < 50; i++) {
-    const pids = enginePids(key);
-    if (pids.length === 0) break;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    const until = Date.now() + 20;
-    while (Date.now() < until) {
-      /* short spin: killed processes leave their cgroup quickly */
-    }
-  }
+  killUntilGone(() => enginePids(key), 50);
   for (const dir of cgroupDirs(key)) {
     try {
       fs.rmdirSync(dir);

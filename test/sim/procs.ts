@@ -48,24 +48,27 @@ export function hasMount(pid: number, tag: string): boolean {
   }
 }
 
-/** SIGKILLs every process of processesIn(nsIds, tag) until none is left (processes may fork while we kill). */
-export function killNamespaces(nsIds: ReadonlySet<string>, tag: string, rounds = 20): number[] {
+/**
+ * SIGKILLs every process `find` names until it names none (processes may fork while we kill), at most `rounds` times;
+ * returns what is left. Synchronous (a short spin between rounds: dying processes leave /proc and their cgroup
+ * quickly), because it also runs in process.on('exit').
+ */
+export function killUntilGone(find: () => number[], rounds: number): number[] {
   for (let i = 0; i < rounds; i++) {
-    const pids = processesIn(nsIds, tag);
+    const pids = find();
     if (pids.length === 0) return [];
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const pid of pids) signalPid(pid);
     const until = Date.now() + 20;
     while (Date.now() < until) {
-      /* short spin: dying processes leave /proc quickly, and this also runs in process.on('exit') */
+      /* short spin */
     }
   }
-  return processesIn(nsIds, tag);
+  return find();
+}
+
+/** SIGKILLs every process of processesIn(nsIds, tag) until none is left. */
+export function killNamespaces(nsIds: ReadonlySet<string>, tag: string, rounds = 20): number[] {
+  return killUntilGone(() => processesIn(nsIds, tag), rounds);
 }
 
 /** Sends `signal` to one pid, ignoring a process that is already gone. */
