@@ -151,7 +151,8 @@ describe('node steps on docker states and exits (ssh)', () => {
       await untilState('running');
       let r = await probeReadiness(s, p);
       // The never-ready server hangs after its KV cache report (test/sim/vllm.ts).
-      for (let i = 0; i < 100 && r.phase?.id !== 'kv-cache'; i++) {
+      // Two lines give the kv-cache phase ("Available KV cache memory", then "GPU KV cache size"): wait for the second.
+      for (let i = 0; i < 100 && !/^KV cache allocated/.test(r.phase?.words ?? ''); i++) {
         await sleep(50);
         r = await probeReadiness(s, p);
       }
