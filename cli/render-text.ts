@@ -20,7 +20,8 @@ export interface NodeRow {
   gatewayUrl: string;
 }
 
-function table(rows: string[][]): string[] {
+/** Rows as columns: each cell but the last padded to its column's widest, two spaces apart, no trailing blanks. */
+export function table(rows: string[][]): string[] {
   const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
 }

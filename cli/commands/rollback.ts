@@ -12,6 +12,7 @@ import type { RollbackOptions } from '../options.js';
 import { runDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
 import { plainText } from '../live-line.js';
+import { table } from '../render-text.js';
 import { utc } from '../../runtime/format.js';
 import type { BackupEntry } from '../../runtime/status/backups.js';
 
@@ -117,10 +118,7 @@ export function backupsText(node: string, entries: readonly BackupEntry[]): stri
     e.name, e.recipe, e.regular ? (e.profile ?? '(no pulse header)') : `(${e.kind}: refused)`, e.rendered ? utc(e.rendered) : '-',
     [e.lastKnownGood ? 'last known good' : '', e.lastUpWrote ? 'the last up replaced this' : ''].filter((x) => x !== '').join(', '),
   ]);
-  const head = ['BACKUP', 'RECIPE', 'PROFILE', 'RENDERED (UTC)', ''];
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string => r.map((x, i) => (i === r.length - 1 ? x : x.padEnd(w[i] ?? 0))).join('  ').trimEnd();
-  const lines = [`backups on ${node}, newest first:`, line(head), ...rows.map((r) => plainText(line(r)))];
+  const lines = [`backups on ${node}, newest first:`, ...table([['BACKUP', 'RECIPE', 'PROFILE', 'RENDERED (UTC)', ''], ...rows]).map(plainText)];
   lines.push(`restore one: pulse model rollback --node ${node} --to <BACKUP> (--dry-run first shows the key difference)`);
   return `${lines.join('\n')}\n`;
 }

@@ -10,6 +10,7 @@ import { duration, utc } from '../../runtime/format.js';
 import type { WatchdogRecord, WatchdogRequest } from '../../runtime/model/index.js';
 import { watchdogLine, watchdogScheduleId } from '../../runtime/fleet/watchdog.js';
 import type { PulseTemporal } from '../deploy-client/temporal.js';
+import { table } from '../render-text.js';
 
 export interface WatchdogOptions extends GlobalOptions {
   verb: 'on' | 'off' | 'list';
@@ -142,10 +143,7 @@ export function listTable(rows: readonly Row[], now: Date): string[] {
     r.paused ? 'PAUSED' : r.nextRun ? utc(r.nextRun) : '-',
     r.record ? watchdogLine(r.record, now) : 'no check yet',
   ]);
-  const head = ['NODE', 'EVERY', 'AFTER', 'HEAL', 'NEXT (UTC)', 'LAST VERDICT'];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] ?? 0))).join('  ');
-  return [line(head), ...cells.map(line)];
+  return table([['NODE', 'EVERY', 'AFTER', 'HEAL', 'NEXT (UTC)', 'LAST VERDICT'], ...cells]);
 }
 
 export async function run(opts: WatchdogOptions): Promise<number> {
