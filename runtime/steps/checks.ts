@@ -50,9 +50,11 @@ export async function probeReadiness(session: NodeSession, plan: UpPlan, opts?: 
  */
 function diedOrMissing(result: RemoteResult): PulseError {
   const err = failureOf(result) ?? new PulseError('precondition', `${result.node}: step readiness failed`);
-  // A container docker left `created` (its start failed: a mount, the image) is the node's precondition, not the server.
+  // A container docker left `created` with State.Error set (its start failed: a mount, the image, the GPU hook) is the
+  // node's precondition, not the server. One still `created` without an error is only between docker run's create and
+  // its start (a loaded node shows it): its other verdicts (replaced) are the server's, as for a running one.
   const c = lastRecord(result, 'container');
-  if (!c || str(c, 'status') === 'created') return err;
+  if (!c || (str(c, 'status') === 'created' && (str(c, 'error') ?? '') !== '')) return err;
   const why = [...result.records].reverse().find((r) => r.kind === 'error' && typeof r.message === 'string')?.message as string | undefined;
   return new PulseError('not-ready', `${result.node}: the server will not become ready: ${why ?? 'its container ended'}`, { final: true });
 }

@@ -16,6 +16,7 @@ import type { NodeSession } from '../../runtime/node/types.js';
 import type { ReadinessSeen, UpPlan } from '../../runtime/model/index.js';
 import { probeReadiness, startServer, stopServer } from '../../runtime/steps/index.js';
 import type { SimNode } from '../sim/index.js';
+import { PROFILE_IMAGE } from '../sim/paths.js';
 import { harness } from './helpers.js';
 import type { Harness } from './helpers.js';
 import { fullUp } from './suite.js';
@@ -115,6 +116,19 @@ describe('node steps on docker states and exits (ssh)', () => {
     } finally {
       n.setRestartPolicy(null);
       n.setFailure('none');
+      await stopServer(s, p.recipe);
+    }
+  });
+
+  // A CI run under load probed between docker run's create and its start: `created` with no State.Error is a server
+  // on its way, so a replaced one is "not ready" for good like any other, never the node's precondition (that is
+  // `created` with State.Error: the start failed, test/e2e/engine-states.test.ts).
+  test('a container still created, State.Error empty, that is not the one the wait saw: replaced, not ready (not a precondition)', async () => {
+    n.docker('create', '--name', n.containerName, PROFILE_IMAGE, '/bin/true');
+    try {
+      assert.equal(state(), 'created');
+      precondition(await firstFailure({ containerId: 'f'.repeat(64), restartCount: 0 }), /container vllm-qwen38 was replaced during the readiness wait \(id ffffffffffff → [0-9a-f]{12}\)/);
+    } finally {
       await stopServer(s, p.recipe);
     }
   });
