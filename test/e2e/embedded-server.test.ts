@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureEmbeddedServer, runningEmbeddedServer, stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { configuredOrRunningServer, connectTemporal, uiLink } from '../../cli/deploy-client/temporal.js';
-import { freePortPair, killEmbeddedServerOnExit, removeDir, tempDir, runCli } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, removeDir, tempDir, runCli } from '../helpers/cli.js';
+import { freePortPair } from '../helpers/ports.js';
 
 let dir = '';
 let port = 0;

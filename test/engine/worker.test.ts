@@ -13,7 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { NativeConnection } from '@temporalio/worker';
 import { isPulseError } from '../../runtime/errors.js';
 import { createPulseWorker } from '../../worker/main.js';
-import { freePort, startDevServer } from '../helpers/dev-server.js';
+import { startDevServer } from '../helpers/dev-server.js';
+import { freePort } from '../helpers/ports.js';
 import type { DevServer } from '../helpers/dev-server.js';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run-worker-child.js');

@@ -16,7 +16,8 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temp
 import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
-import { freePortPair, killEmbeddedServerOnExit, runCli, startCli } from '../helpers/cli.js';
+import { killEmbeddedServerOnExit, runCli, startCli } from '../helpers/cli.js';
+import { freePortPair } from '../helpers/ports.js';
 import { snapshot, violations } from '../helpers/invariants.js';
 import { nodeEnv, startStack, type Outcome, type Stack } from '../helpers/stack.js';
 import { REPO_ROOT } from '../helpers/paths.js';

@@ -5,11 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
 import { REPO_ROOT } from './paths.js';
+import { freePortPair } from './ports.js';
 
 export const CLI = path.join(REPO_ROOT, 'bin/pulse-cli');
 
@@ -18,27 +18,6 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-}
-
-function listenOnce(port: number): Promise<number | null> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(null));
-    srv.listen(port, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === 'object' && a ? a.port : null));
-    });
-  });
-}
-
-/** A gRPC port p with p+1000 (the UI port) also free, below 64536. */
-export async function freePortPair(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const p = await listenOnce(0);
-    if (p === null || p + 1000 > 65535) continue;
-    if ((await listenOnce(p + 1000)) !== null) return p;
-  }
-  throw new Error('no free port pair found');
 }
 
 /** A fresh state dir under the OS temp dir. */

@@ -9,12 +9,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { dynamicConfigArgs } from '../../cli/deploy-client/embedded-server.js';
 import { REPO_ROOT } from './paths.js';
+import { freePort } from './ports.js';
 
 export const TEMPORAL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal');
 export const TEST_SERVER_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-test-server');
@@ -44,19 +44,6 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** Dynamic config laid over pulse's own (SERVER_DYNAMIC_CONFIG): a server set up as an operator's may be. */
   dynamicConfig?: Record<string, boolean | number>;
-}
-
-/** A free TCP port on 127.0.0.1 (asked from the kernel, then released). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 const live = new Set<ChildProcess>();
