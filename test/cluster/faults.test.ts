@@ -72,6 +72,23 @@ async function waitUntil(what: string, cond: () => Promise<boolean>, limitMs = 9
   }
 }
 
+/**
+ * The workflow's status once the cluster answers again. Right after PostgreSQL comes back the frontend can still
+ * answer NamespaceNotFound for a moment (its namespace lookups failed while the database was away; seen in a full
+ * run): that is the fault still healing, not the deploy's state, so describe is asked again until it answers.
+ */
+async function statusOnceWhole(handle: WorkflowHandle): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return (await handle.describe()).status.name;
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await sleep(200);
+    }
+  }
+}
+
 /** The worker serving now, started again if a fault ended it. */
 async function liveWorker(): Promise<void> {
   const w = stack.workers.at(-1);
@@ -95,7 +112,7 @@ async function deployWith(fault: string, node: string, at: string, inject: () =>
     await waitUntil(`${at} of the deploy on ${node}`, () => pending(handle, at));
     await inject();
     // The fault landed mid-deploy: the workflow is still open once the cluster is whole again.
-    assert.equal((await handle.describe()).status.name, 'RUNNING', `${fault}: the deploy ended before the fault`);
+    assert.equal(await statusOnceWhole(handle), 'RUNNING', `${fault}: the deploy ended before the fault`);
   } finally {
     stack.sim.node(node).setControl({ holdReady: false });
   }
