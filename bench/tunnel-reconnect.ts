@@ -14,7 +14,7 @@ import path from 'node:path';
 import { startSim } from '../test/sim/index.js';
 import { saveState, startServer, writePulseEnv } from '../test/status/sim-helpers.js';
 import { startCli, tempDir, removeDir, waitForOutput } from '../test/helpers/cli.js';
-import { freePort } from '../test/helpers/ports.js';
+import { freePort } from '../test/sim/ports.js';
 import { endpointOf, tunnelHealthOf, writeTunnelNodesJson } from '../test/helpers/tunnel.js';
 import { median, printTable, round, runMain, writeResult } from './lib.js';
 

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES, TASK_QUEUE } from '../../workflows/definitions.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 import { killUnit, readEnvFile, startUnit, unitEnvironment, type UnitProcess, type UserDirs } from './unit-exec.js';
 import { last, parseUnit, timeSpanSeconds, type UnitFile } from './unit-file.js';
 import { REPO_ROOT } from '../helpers/paths.js';

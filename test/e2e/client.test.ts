@@ -13,7 +13,7 @@ import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { connectTemporal, workerConnectOptions, type PulseTemporal } from '../../cli/deploy-client/temporal.js';
 import { workerLogPath } from '../../cli/deploy-client/worker-log.js';
 import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
-import { freePortPair } from '../helpers/ports.js';
+import { freePortPair } from '../sim/ports.js';
 import { fakeActivities, recorded, release, script } from './fake-activities.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 

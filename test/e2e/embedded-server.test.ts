@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ensureEmbeddedServer, runningEmbeddedServer, stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { configuredOrRunningServer, connectTemporal, uiLink } from '../../cli/deploy-client/temporal.js';
 import { killEmbeddedServerOnExit, removeDir, tempDir, runCli } from '../helpers/cli.js';
-import { freePortPair } from '../helpers/ports.js';
+import { freePortPair } from '../sim/ports.js';
 
 let dir = '';
 let port = 0;

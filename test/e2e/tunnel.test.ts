@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Sim } from '../sim/index.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 import { endpointOf, servingOf, tunnelHealthOf, writeTunnelNodesJson } from '../helpers/tunnel.js';
 import { until } from '../helpers/until.js';
 

@@ -14,7 +14,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { isPulseError } from '../../runtime/errors.js';
 import { createPulseWorker } from '../../worker/main.js';
 import { startDevServer } from '../helpers/dev-server.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 import type { DevServer } from '../helpers/dev-server.js';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run-worker-child.js');

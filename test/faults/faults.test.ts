@@ -17,7 +17,7 @@ import type { UpPlan } from '../../runtime/model/index.js';
 import { workflowIdFor } from '../../workflows/definitions.js';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import { killEmbeddedServerOnExit, runCli, startCli } from '../helpers/cli.js';
-import { freePortPair } from '../helpers/ports.js';
+import { freePortPair } from '../sim/ports.js';
 import { snapshot, violations } from '../helpers/invariants.js';
 import { nodeEnv, startStack, type Outcome, type Stack } from '../helpers/stack.js';
 import { REPO_ROOT } from '../helpers/paths.js';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
 import { REPO_ROOT } from './paths.js';
-import { freePortPair } from './ports.js';
+import { freePortPair } from '../sim/ports.js';
 
 export const CLI = path.join(REPO_ROOT, 'bin/pulse-cli');
 

@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { freePort } from './ports.js';
+import { freePort } from '../sim/ports.js';
 import { REPO_ROOT } from './paths.js';
 import { until } from './until.js';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { dynamicConfigArgs } from '../../cli/deploy-client/embedded-server.js';
 import { REPO_ROOT } from './paths.js';
-import { freePort } from './ports.js';
+import { freePort } from '../sim/ports.js';
 
 export const TEMPORAL_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal');
 export const TEST_SERVER_BIN = path.join(REPO_ROOT, '.tools', 'bin', 'temporal-test-server');

@@ -19,7 +19,7 @@ import { DOWN_WORKFLOW, SA_ACTION, SA_NODE, SA_PROFILE, TASK_QUEUE, UP_WORKFLOW,
 import type { DeployResult, DownPlan, UpPlan } from '../../runtime/model/index.js';
 import { CLI, removeDir, tempDir } from './cli.js';
 import { TEMPORAL_BIN, startDevServer, type DevServer } from './dev-server.js';
-import { freePort } from './ports.js';
+import { freePort } from '../sim/ports.js';
 import { startSim, type Sim, type SimOptions } from '../sim/index.js';
 import { ensureSearchAttributes } from '../../cli/deploy-client/temporal.js';
 import { dynamicConfigArgs } from '../../cli/deploy-client/embedded-server.js';

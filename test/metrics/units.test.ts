@@ -10,7 +10,7 @@ import type { PulseActivities } from '../../activities/contract.js';
 import { jsonLine, lineLogger, parseLevel, withoutGatewayNotice, workerLogger } from '../../worker/logging.js';
 import { instrumentActivities, parseHostPort, PulseMetrics, startMetricsServer } from '../../worker/metrics.js';
 import { GATEWAY_TASK_QUEUE, TASK_QUEUE, stateTaskQueue } from '../../workflows/definitions.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 
 function sink(isTTY: boolean): { stream: Writable & { isTTY?: boolean }; text(): string } {
   let out = '';

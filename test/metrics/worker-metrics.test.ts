@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 import { startRig, SECRETS } from '../engine/rig.js';
 import type { Rig } from '../engine/rig.js';
 import { quietRuntime } from '../workflows/harness.js';

@@ -19,7 +19,7 @@ import { Connection, Client } from '@temporalio/client';
 import { startDevArgs, stopEmbeddedServer, temporalBinary } from '../../cli/deploy-client/embedded-server.js';
 import type { Sim } from '../sim/index.js';
 import { killEmbeddedServerOnExit, removeDir, runCli, tempDir } from '../helpers/cli.js';
-import { freePortPair } from '../helpers/ports.js';
+import { freePortPair } from '../sim/ports.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { until } from '../helpers/until.js';
 

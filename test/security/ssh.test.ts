@@ -17,7 +17,7 @@ import { networkInterfaces } from 'node:os';
 import { openSshTransport } from '../../runtime/node/ssh.js';
 import { parseNodesConfig } from '../../runtime/config/nodes.js';
 import { runTunnels } from '../../runtime/gateway/tunnel/run.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '../sim/ports.js';
 import { endpointOf } from '../helpers/tunnel.js';
 import { until } from '../helpers/until.js';
 import { isPulseError } from '../../runtime/errors.js';
