@@ -8,11 +8,15 @@ import { startSim, stopAllSims, CONTAINER_NAME, PROFILE_IMAGE } from '../sim/ind
 import type { FailureMode, Sim } from '../sim/index.js';
 import { eventually, renderEnv, sshScript, startScript } from './helpers.js';
 
-/** docker run of the simulated vLLM on `node`, then up to 3 s of /v1/models probes; prints the last status. */
-function runVllm(sim: Sim, node: string, extra = ''): string {
+/**
+ * docker run of the simulated vLLM on `node`, then up to `tries` /v1/models probes 50 ms apart, until a 200 (3 s by
+ * default: what a mode that never answers waits; a start that must answer passes 600, as a loaded machine needs);
+ * prints the last status.
+ */
+function runVllm(sim: Sim, node: string, extra = '', tries = 60): string {
   const port = sim.node(node).vllmPort;
   return `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --served-model-name qwen38 --max-model-len 65536 --port ${port} --host 127.0.0.1 ${extra} >/dev/null
-code=000; for i in $(seq 60); do code=$(curl -s -o /tmp/models-$$ -w '%{http_code}' localhost:${port}/v1/models); [ "$code" = 200 ] && break; sleep 0.05; done
+code=000; for i in $(seq ${tries}); do code=$(curl -s -o /tmp/models-$$ -w '%{http_code}' localhost:${port}/v1/models); [ "$code" = 200 ] && break; sleep 0.05; done
 echo "code=$code"; cat /tmp/models-$$ 2>/dev/null; echo; rm -f /tmp/models-$$
 echo "state=$(docker inspect --format '{{.State.Status}} {{.State.ExitCode}}' ${CONTAINER_NAME})"
 docker logs ${CONTAINER_NAME} 2>&1 | tail -3
@@ -46,7 +50,8 @@ describe('simulator failure modes and controls', () => {
       const n = sim.node('beta');
       n.setFailure(mode);
       try {
-        const r = await sshScript(sim, 'beta', runVllm(sim, 'beta'));
+        // A mode that answers gets up to 30 s to do so (a loaded machine); one that never answers waits the 3 s.
+        const r = await sshScript(sim, 'beta', runVllm(sim, 'beta', '', served.source === '^code=000$' ? 60 : 600));
         assert.match(r.stdout, served);
         assert.match(r.stdout, state);
       } finally {
@@ -56,7 +61,7 @@ describe('simulator failure modes and controls', () => {
   }
 
   test('a healthy start serves the name and length it was given; never-ready never listens', async () => {
-    const ok = await sshScript(sim, 'beta', runVllm(sim, 'beta'));
+    const ok = await sshScript(sim, 'beta', runVllm(sim, 'beta', '', 600));
     assert.match(ok.stdout, /"id":"qwen38"/);
     assert.match(ok.stdout, /"max_model_len":65536/);
     sim.node('beta').setFailure('never-ready');
@@ -113,7 +118,9 @@ docker rm -f ${CONTAINER_NAME} >/dev/null`,
 
   test('nvidia-smi lists running vLLM containers unless hidden; the GPU probe is recorded', async () => {
     const n = sim.node('alpha');
-    const script = `${runVllm(sim, 'alpha').split('\ndocker rm')[0]}\nnvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader; echo "hidden:"; docker rm -f ${CONTAINER_NAME} >/dev/null`;
+    // Up to 30 s for the start: a loaded machine (two test files at once) took longer than 3 s, and nvidia-smi then
+    // listed nothing yet.
+    const script = `${runVllm(sim, 'alpha', '', 600).split('\ndocker rm')[0]}\nnvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader; echo "hidden:"; docker rm -f ${CONTAINER_NAME} >/dev/null`;
     const shown = await sshScript(sim, 'alpha', script);
     assert.match(shown.stdout, /^\d+, VLLM::EngineCore$/m);
     n.setControl({ nvidiaSmiHidesContainers: true });
