@@ -6,6 +6,7 @@ import { PulseError } from '../errors.js';
 import { LocalTransport } from './local.js';
 import { TransportSession } from './session.js';
 import type { Transport } from './transport.js';
+import { WarmTransport } from './warm.js';
 import type { NodeSession, NodeTarget, RunOptions, RemoteResult, StepName } from './types.js';
 
 /** Open the transport of a target (ssh2 is loaded only when an ssh node is used). */
@@ -29,6 +30,11 @@ export interface PoolOptions {
   idleMs?: number;
   /** Replace how a transport is opened (tests). */
   open?: (target: NodeTarget) => Promise<Transport>;
+  /**
+   * Keep one `bash -s` started ahead on each ssh link (runtime/node/warm.ts): the worker's pool, whose deploys run
+   * step after step on a node. Off for the CLI's few scripts per command.
+   */
+  warm?: boolean;
 }
 
 interface Entry {
@@ -44,10 +50,12 @@ export class NodePool {
   private opened = 0;
   private readonly idleMs: number;
   private readonly opener: (target: NodeTarget) => Promise<Transport>;
+  private readonly warm: boolean;
 
   constructor(opts: PoolOptions = {}) {
     this.idleMs = opts.idleMs ?? 300_000;
     this.opener = opts.open ?? openTransport;
+    this.warm = opts.warm ?? false;
   }
 
   /** How many connections this pool has opened in total (benchmarks assert one per node). */
@@ -78,7 +86,7 @@ export class NodePool {
       e.opening = this.opener(target).then(
         (t) => {
           this.opened += 1;
-          e.session = new TransportSession(t);
+          e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t);
           e.opening = null;
           return e.session;
         },

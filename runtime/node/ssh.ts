@@ -176,7 +176,7 @@ export class SshTransport implements Transport {
     });
     done.catch(() => undefined);
     ch.stdin.on('error', () => undefined);
-    return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close() };
+    return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close(), exited: () => exit !== null };
   }
 
   /** Close the connection (and the jump host's). */

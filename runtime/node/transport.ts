@@ -11,6 +11,11 @@ export interface Channel {
   done: Promise<{ code: number | null; signal: string | null }>;
   /** Tear the channel down (local: kill the process group; ssh: close the channel). */
   kill(): void;
+  /**
+   * True once the process ended (its exit status or signal came), even while its output is still unread and `done`
+   * therefore still pending: a shell started ahead (runtime/node/warm.ts) that died is never handed a script.
+   */
+  exited?(): boolean;
 }
 
 /** A live link to one node. */

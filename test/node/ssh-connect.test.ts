@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodePool, openSession } from '../../runtime/node/connect.js';
 import { PulseError } from '../../runtime/errors.js';
@@ -156,4 +156,50 @@ test('a link dropped while a script runs is unreachable (retryable), naming the 
     node.setStopMode('ok');
     await s.close();
   }
+});
+
+/** The `bash -s` shells the node's sshd runs now (their SSH_CONNECTION names the node's address and port). */
+function nodeShells(node: { address: string; sshPort: number }): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'bash\0-s\0') continue;
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (env.some((v) => v.startsWith('SSH_CONNECTION=') && v.endsWith(` ${node.address} ${node.sshPort}`))) out.push(Number(pid));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(`never: ${what}`);
+}
+
+// issue 28's user-view figures: each step waited 16-26 ms for its exec channel (sshd's fork, the login shell, bash).
+test('the worker\'s warm pool keeps one bash -s started ahead: the next step takes it, a spare that died is never handed a script, closeAll ends it', async () => {
+  process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  const node = h.sim.node('spark2');
+  const pool = new NodePool({ warm: true });
+  try {
+    const s2 = pool.session(spark2);
+    await sampleMemory(s2, 1);
+    await until('one spare shell waits on the node', () => nodeShells(node).length === 1);
+    const [spare] = nodeShells(node);
+    await sampleMemory(s2, 1); // runs in the spare; the next one starts
+    await until('the spare took the step and a new one waits', () => nodeShells(node).length === 1 && nodeShells(node)[0] !== spare);
+    for (const pid of nodeShells(node)) process.kill(pid, 'SIGKILL'); // the spare dies (an admin, the OOM killer)
+    await until('the dead spare is gone', () => nodeShells(node).length === 0);
+    await new Promise((r) => setTimeout(r, 200)); // its channel's close reaches the pool
+    await assert.doesNotReject(sampleMemory(s2, 1), 'the step runs in a new shell, at the first try');
+    assert.equal(pool.connectionsOpened, 1, 'on the same connection');
+  } finally {
+    await pool.closeAll();
+  }
+  await until('no shell is left on the node after closeAll', () => nodeShells(node).length === 0);
 });
