@@ -84,7 +84,7 @@ export interface RealDeps {
 
 /** Build the production ActivityDeps; `overrides` replace single parts (tests, benchmarks). */
 export function buildDeps(stateDir: string, logger: ActivityLogger, overrides: Partial<ActivityDeps> = {}): RealDeps {
-  const pool = new NodePool();
+  const pool = new NodePool({ warm: true }); // deploys run step after step on a node: a shell started ahead saves each its exec
   const deps: ActivityDeps = {
     nodes: pool,
     steps,
