@@ -22,8 +22,8 @@ export function spawnLocalBash(): Promise<Channel> {
           /* already gone */
         }
       };
-      const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
-      resolve({ stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, done, kill, exited });
+      const ended = (): boolean => child.exitCode !== null || child.signalCode !== null;
+      resolve({ stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, done, kill, ended });
     });
   });
 }

@@ -168,15 +168,17 @@ export class SshTransport implements Transport {
     ch.on('exit', (code: number | null, signal?: string) => {
       exit = { code: typeof code === 'number' ? code : null, signal: signal ?? null };
     });
+    let closed = false;
     const done = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
       ch.once('close', () => {
+        closed = true;
         if (exit) resolve(exit);
         else reject(new PulseError('unreachable', `${this.target.name}: the ssh link dropped while a script ran`));
       });
     });
     done.catch(() => undefined);
     ch.stdin.on('error', () => undefined);
-    return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close(), exited: () => exit !== null };
+    return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close(), ended: () => exit !== null || closed };
   }
 
   /** Close the connection (and the jump host's). */

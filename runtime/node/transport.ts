@@ -12,10 +12,11 @@ export interface Channel {
   /** Tear the channel down (local: kill the process group; ssh: close the channel). */
   kill(): void;
   /**
-   * True once the process ended (its exit status or signal came), even while its output is still unread and `done`
-   * therefore still pending: a shell started ahead (runtime/node/warm.ts) that died is never handed a script.
+   * True once the process ended (its exit status or signal came) or its channel closed, also while its output is
+   * still unread and `done` therefore still pending: a shell started ahead (runtime/node/warm.ts) that died is never
+   * handed a script.
    */
-  exited?(): boolean;
+  ended(): boolean;
 }
 
 /** A live link to one node. */

@@ -12,17 +12,9 @@
 import type { Channel, Transport } from './transport.js';
 import type { NodeTarget } from './types.js';
 
-interface Spare {
-  channel: Promise<Channel>;
-  /**
-   * True once the spare's channel closed (the link dropped). A shell that died while its channel stays open (its
-   * unread output holds the close back) says so through Channel.exited: neither ever takes a script.
-   */
-  closed: boolean;
-}
-
 export class WarmTransport implements Transport {
-  private spare: Spare | null = null;
+  /** The shell started ahead (a failed start is dropped at the next exec, as a dead shell is: Channel.ended). */
+  private spare: Promise<Channel> | null = null;
   private closing = false;
 
   constructor(private readonly inner: Transport) {}
@@ -39,9 +31,8 @@ export class WarmTransport implements Transport {
   async exec(): Promise<Channel> {
     const s = this.spare;
     this.spare = null;
-    let ch: Channel | null = null;
-    if (s && !s.closed) ch = await s.channel.catch(() => null);
-    if (ch && (s?.closed || ch.exited?.())) {
+    let ch = s ? await s.catch(() => null) : null;
+    if (ch?.ended()) {
       ch.kill();
       ch = null;
     }
@@ -54,18 +45,15 @@ export class WarmTransport implements Transport {
     this.closing = true;
     const s = this.spare;
     this.spare = null;
-    if (s) void s.channel.then((ch) => ch.kill(), () => undefined);
+    if (s) void s.then((ch) => ch.kill(), () => undefined);
     await this.inner.close();
   }
 
   /** Starts the next spare shell, unless the link is down or closing (an exec then opens one as before). */
   private prime(): void {
     if (this.closing || !this.inner.alive || this.spare) return;
-    const spare: Spare = { channel: this.inner.exec(), closed: false };
-    spare.channel.then(
-      (ch) => void ch.done.then(() => (spare.closed = true), () => (spare.closed = true)),
-      () => (spare.closed = true),
-    );
+    const spare = this.inner.exec();
+    spare.catch(() => undefined); // a link that dropped meanwhile: the next exec opens a shell and says so
     this.spare = spare;
   }
 }
