@@ -7,6 +7,7 @@ import { NodePool, openSession } from '../../runtime/node/connect.js';
 import { PulseError } from '../../runtime/errors.js';
 import { sampleMemory } from '../../runtime/steps/index.js';
 import { harness } from './helpers.js';
+import { until } from '../helpers/until.js';
 import type { Harness } from './helpers.js';
 
 let h: Harness;
@@ -173,14 +174,6 @@ function nodeShells(node: { address: string; sshPort: number }): number[] {
   return out;
 }
 
-async function until(what: string, cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (cond()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.fail(`never: ${what}`);
-}
-
 // issue 28's user-view figures: each step waited 16-26 ms for its exec channel (sshd's fork, the login shell, bash).
 test('the worker\'s warm pool keeps one bash -s started ahead: the next step takes it, a spare that died is never handed a script, closeAll ends it', async () => {
   process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
@@ -189,17 +182,17 @@ test('the worker\'s warm pool keeps one bash -s started ahead: the next step tak
   try {
     const s2 = pool.session(spark2);
     await sampleMemory(s2, 1);
-    await until('one spare shell waits on the node', () => nodeShells(node).length === 1);
+    await until('one spare shell waits on the node', () => nodeShells(node).length === 1, 5000, { everyMs: 25 });
     const [spare] = nodeShells(node);
     await sampleMemory(s2, 1); // runs in the spare; the next one starts
-    await until('the spare took the step and a new one waits', () => nodeShells(node).length === 1 && nodeShells(node)[0] !== spare);
+    await until('the spare took the step and a new one waits', () => nodeShells(node).length === 1 && nodeShells(node)[0] !== spare, 5000, { everyMs: 25 });
     for (const pid of nodeShells(node)) process.kill(pid, 'SIGKILL'); // the spare dies (an admin, the OOM killer)
-    await until('the dead spare is gone', () => nodeShells(node).length === 0);
+    await until('the dead spare is gone', () => nodeShells(node).length === 0, 5000, { everyMs: 25 });
     await new Promise((r) => setTimeout(r, 200)); // its channel's close reaches the pool
     await assert.doesNotReject(sampleMemory(s2, 1), 'the step runs in a new shell, at the first try');
     assert.equal(pool.connectionsOpened, 1, 'on the same connection');
   } finally {
     await pool.closeAll();
   }
-  await until('no shell is left on the node after closeAll', () => nodeShells(node).length === 0);
+  await until('no shell is left on the node after closeAll', () => nodeShells(node).length === 0, 5000, { everyMs: 25 });
 });
