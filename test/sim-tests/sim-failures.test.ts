@@ -39,19 +39,20 @@ describe('simulator failure modes and controls', () => {
   });
   after(() => stopAllSims());
 
-  const cases: [FailureMode, RegExp, RegExp][] = [
-    ['crash-at-start', /^code=000$/m, /^state=exited 1$/m],
-    ['die-during-readiness', /^code=000$/m, /^state=exited 1$/m],
-    ['wrong-model', /"id":"Qwen\/Qwen3.8-Flash-Next"/, /^state=running 0$/m],
-    ['wrong-max-len', /"max_model_len":32768/, /^state=running 0$/m],
+  // [mode, what /v1/models gave, the container's state, probes: a mode that answers gets up to 30 s (a loaded
+  // machine), one that never answers waits the 3 s]
+  const cases: [FailureMode, RegExp, RegExp, number][] = [
+    ['crash-at-start', /^code=000$/m, /^state=exited 1$/m, 60],
+    ['die-during-readiness', /^code=000$/m, /^state=exited 1$/m, 60],
+    ['wrong-model', /"id":"Qwen\/Qwen3.8-Flash-Next"/, /^state=running 0$/m, 600],
+    ['wrong-max-len', /"max_model_len":32768/, /^state=running 0$/m, 600],
   ];
-  for (const [mode, served, state] of cases) {
+  for (const [mode, served, state, tries] of cases) {
     test(`failure mode ${mode}`, async () => {
       const n = sim.node('beta');
       n.setFailure(mode);
       try {
-        // A mode that answers gets up to 30 s to do so (a loaded machine); one that never answers waits the 3 s.
-        const r = await sshScript(sim, 'beta', runVllm(sim, 'beta', '', served.source === '^code=000$' ? 60 : 600));
+        const r = await sshScript(sim, 'beta', runVllm(sim, 'beta', '', tries));
         assert.match(r.stdout, served);
         assert.match(r.stdout, state);
       } finally {
