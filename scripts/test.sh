@@ -11,7 +11,7 @@ mkdir -p test-output
 if [ "$#" -gt 0 ]; then exec node --test --test-concurrency=1 --test-timeout=600000 "$@"; fi
 # Two files at a time in every tier. The unit tier's files start no server, bind no port and share no state (each CLI
 # run gets a sandbox of its own). The server tiers' files each start their own servers on ports picked below the
-# kernel's ephemeral range (test/helpers/ports.ts), their own 127.0.0.x addresses, sim dirs, cgroups and state dirs;
+# kernel's ephemeral range and reserved across files (test/sim/ports.ts), their own sim dirs, cgroups and state dirs;
 # they mostly wait (heartbeat timeouts, readiness, kills: one run used 22 CPU-minutes of the 75 its 37 minutes on 2
 # cores offered), so two at a time overlap the waits. Files named on the command line still run one at a time.
 mapfile -t unit < <(find dist/test/unit -name '*.test.js' | sort)

@@ -245,13 +245,13 @@ async function followLoop(client: Client, handle: ReturnType<Client['workflow'][
   }
 }
 
+/** temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is not ours). */
+const CLOSE_EVENT = 2;
+
 /**
  * Resolves when the run has a close event (the server answers a long poll on it then), never on an error: a lost
  * or refused long poll leaves the periodic read to notice the close, as before.
  */
-/** temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT (the proto package is not ours). */
-const CLOSE_EVENT = 2;
-
 function waitForClose(client: Client, workflowId: string, runId: string, signal: AbortSignal): Promise<void> {
   const req = {
     namespace: client.options.namespace,
