@@ -14,7 +14,8 @@ export interface TunnelOptions extends GlobalOptions {
 }
 
 export async function run(opts: TunnelOptions): Promise<number> {
-  const config = loadNodesConfig(resolveNodesPath(opts.nodes));
+  const nodesPath = resolveNodesPath(opts.nodes);
+  const config = loadNodesConfig(nodesPath);
   const { runTunnels } = await import('../../runtime/gateway/tunnel/run.js');
   const stop = new AbortController();
   const onSignal = (): void => stop.abort();
@@ -23,6 +24,7 @@ export async function run(opts: TunnelOptions): Promise<number> {
   try {
     await runTunnels({
       config,
+      reload: () => loadNodesConfig(nodesPath),
       stateDir: trustedStateDir(),
       signal: stop.signal,
       log: (line) => process.stdout.write(`pulse tunnel: ${line}\n`),

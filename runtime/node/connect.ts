@@ -39,14 +39,23 @@ export interface PoolOptions {
 
 interface Entry {
   session: TransportSession | null;
-  opening: Promise<TransportSession> | null;
+  /** Acquires of this node run one after another: a link is judged, and replaced, once per turn. */
+  turn: Promise<unknown>;
   idle: NodeJS.Timeout | null;
   busy: number;
 }
 
-/** One connection per node, shared by all steps; reconnects after a drop. */
+/**
+ * One connection per node, shared by all steps; reconnects after a drop. Before each step the link is judged again
+ * by the files that chose it (nodes.json's target, `ssh -G`, the identity files, known_hosts: Transport.drift): a
+ * link the files no longer choose is retired and a new one opened, so no step ever runs on a host, user, key or
+ * host key the files have since taken back. A retired link closes once the steps still running on it end.
+ */
 export class NodePool {
   private readonly entries = new Map<string, Entry>();
+  /** Steps running on each session, so a retired link closes after its last one. */
+  private readonly running = new Map<TransportSession, number>();
+  private readonly retired = new Set<TransportSession>();
   private opened = 0;
   private readonly idleMs: number;
   private readonly opener: (target: NodeTarget) => Promise<Transport>;
@@ -77,26 +86,32 @@ export class NodePool {
     };
   }
 
-  /** The live pooled session of a node, opening (or re-opening after a drop) as needed. */
-  async acquire(target: NodeTarget): Promise<TransportSession> {
+  /**
+   * The live pooled session of a node as the files give it now: the pooled one when it is alive and its files still
+   * choose it, else a new one (after a drop, or in place of one the files no longer choose).
+   */
+  acquire(target: NodeTarget): Promise<TransportSession> {
     const e = this.entry(target.name);
-    if (e.session?.alive) return e.session;
+    const next = e.turn.then(() => this.current(e, target));
+    e.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  private async current(e: Entry, target: NodeTarget): Promise<TransportSession> {
+    const had = e.session;
+    if (had?.alive && (await had.drift(target)) === null) return had;
     e.session = null;
-    if (!e.opening) {
-      e.opening = this.opener(target).then(
-        (t) => {
-          this.opened += 1;
-          e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t);
-          e.opening = null;
-          return e.session;
-        },
-        (err: unknown) => {
-          e.opening = null;
-          throw err;
-        },
-      );
-    }
-    return e.opening;
+    if (had) this.retire(had);
+    const t = await this.opener(target);
+    this.opened += 1;
+    e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t);
+    return e.session;
+  }
+
+  /** Close a session that no longer serves its node, now or once the steps running on it end. */
+  private retire(s: TransportSession): void {
+    if ((this.running.get(s) ?? 0) > 0) this.retired.add(s);
+    else void s.close().catch(() => undefined);
   }
 
   /** Run one step on the pooled connection; the idle timer stops while a step runs. */
@@ -105,7 +120,18 @@ export class NodePool {
     if (e.idle) clearTimeout(e.idle);
     e.busy += 1;
     try {
-      return await (await this.acquire(target)).run(step, opts);
+      const s = await this.acquire(target);
+      this.running.set(s, (this.running.get(s) ?? 0) + 1);
+      try {
+        return await s.run(step, opts);
+      } finally {
+        const left = (this.running.get(s) ?? 1) - 1;
+        if (left > 0) this.running.set(s, left);
+        else {
+          this.running.delete(s);
+          if (this.retired.delete(s)) void s.close().catch(() => undefined);
+        }
+      }
     } finally {
       e.busy -= 1;
       if (e.busy === 0) this.armIdle(target.name, e);
@@ -115,16 +141,21 @@ export class NodePool {
   /** Close every connection. */
   async closeAll(): Promise<void> {
     const all = [...this.entries.values()];
+    const retired = [...this.retired];
     this.entries.clear();
-    await Promise.all(all.map(async (e) => {
-      if (e.idle) clearTimeout(e.idle);
-      await e.session?.close().catch(() => undefined);
-    }));
+    this.retired.clear();
+    await Promise.all([
+      ...all.map(async (e) => {
+        if (e.idle) clearTimeout(e.idle);
+        await e.session?.close().catch(() => undefined);
+      }),
+      ...retired.map((s) => s.close().catch(() => undefined)),
+    ]);
   }
 
   private entry(name: string): Entry {
     let e = this.entries.get(name);
-    if (!e) this.entries.set(name, (e = { session: null, opening: null, idle: null, busy: 0 }));
+    if (!e) this.entries.set(name, (e = { session: null, turn: Promise.resolve(), idle: null, busy: 0 }));
     return e;
   }
 

@@ -40,6 +40,10 @@ export class LocalTransport implements Transport {
     if (this.closed) return Promise.reject(new PulseError('internal', `${this.target.name}: session closed`));
     return spawnLocalBash();
   }
+  /** Only a node that nodes.json still calls local runs here. */
+  async drift(target: NodeTarget): Promise<string | null> {
+    return target.host === 'local' ? null : `nodes.json no longer makes ${target.name} the local host`;
+  }
   /** Nothing to tear down: each script is its own child. */
   async close(): Promise<void> {
     this.closed = true;

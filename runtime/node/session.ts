@@ -61,6 +61,11 @@ export class TransportSession implements NodeSession {
     return this.transport.alive;
   }
 
+  /** Why the link may not serve `target` as the files give it now, or null (Transport.drift). */
+  drift(target: NodeTarget): Promise<string | null> {
+    return this.transport.drift(target);
+  }
+
   /** Run one step script; resolves with its typed result (any exit code), rejects on transport failure or abort. */
   async run(step: StepName, opts: RunOptions = {}): Promise<RemoteResult> {
     const text = scriptText(step, opts.env ?? {});

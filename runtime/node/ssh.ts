@@ -5,6 +5,7 @@
  * port forwards (forwardOut, a direct-tcpip channel like `ssh -L`) on this same connection setup, so host-key trust
  * has one home.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import ssh2 from 'ssh2';
@@ -47,9 +48,24 @@ function authMethods(s: SshSettings): (AgentAuthMethod | PublicKeyAuthMethod)[] 
   return out;
 }
 
+/** A connected client and the host key it verified (kept, so a link can be judged again by the files of later). */
+interface Connected {
+  client: ClientType;
+  hostKey: PresentedKey;
+}
+
+/** A host key a link was opened with, and where it was looked up. */
+interface PresentedKey {
+  blob: Buffer;
+  alias: string;
+}
+
+/** The name known_hosts is searched for: HostKeyAlias when set, else the host name. */
+const keyHostOf = (s: SshSettings): string => s.hostKeyAlias ?? s.hostname;
+
 /** Connect and authenticate one ssh2 client (optionally over a forwarded stream from a jump host). */
-function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
-  const keyHost = s.hostKeyAlias ?? s.hostname;
+function connectClient(s: SshSettings, sock?: Duplex): Promise<Connected> {
+  const keyHost = keyHostOf(s);
   const auth = authMethods(s);
   if (auth.length === 0) {
     return Promise.reject(new PulseError('unreachable', `${s.alias}: no ssh-agent (SSH_AUTH_SOCK) and no readable unencrypted IdentityFile`));
@@ -57,6 +73,7 @@ function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
   return new Promise((resolve, reject) => {
     const client = new Client();
     let refusal: string | null = null;
+    let presented: Buffer | null = null;
     const config: ConnectConfig = {
       host: s.hostname, port: s.port, username: s.user, sock, authHandler: auth, agentForward: false,
       keepaliveInterval: KEEPALIVE_MS, keepaliveCountMax: KEEPALIVE_MAX,
@@ -64,13 +81,20 @@ function connectClient(s: SshSettings, sock?: Duplex): Promise<ClientType> {
       hostVerifier: (key: Buffer) => {
         const v = verifyHostKey(key, keyHost, s.port, s.knownHostsFiles, s.strictHostKeyChecking);
         if (!v.ok) refusal = v.reason;
-        else if (v.warning) process.stderr.write(`pulse: warning: ${v.warning}\n`);
+        else presented = Buffer.from(key);
+        if (v.ok && v.warning) process.stderr.write(`pulse: warning: ${v.warning}\n`);
         return v.ok;
       },
     };
     const algos = hostKeyAlgorithms(knownTypes(s.knownHostsFiles, keyHost, s.port));
     if (algos) config.algorithms = { serverHostKey: algos as never };
-    client.once('ready', () => resolve(client));
+    client.once('ready', () => {
+      if (presented) resolve({ client, hostKey: { blob: presented, alias: s.alias } });
+      else {
+        client.end(); // ssh2 never reaches 'ready' without asking the verifier; should it ever, nothing runs on it
+        reject(new PulseError('unreachable', `${s.alias}: the ssh handshake finished without a verified host key`));
+      }
+    });
     // `on`, not `once`: ssh2 may emit a second error (socket after handshake), which must never go unhandled.
     client.on('error', (e: Error) => {
       client.end();
@@ -109,17 +133,28 @@ function forward(jump: ClientType, s: SshSettings): Promise<Duplex> {
 
 /** One ssh connection (plus its jump host, if any) used for every step on a node. */
 export class SshTransport implements Transport {
+  private readonly client: ClientType;
+  private readonly jump: ClientType | null;
+  private readonly keys: PresentedKey[];
   private up = true;
   private readonly downListeners: ((why: string) => void)[] = [];
 
-  constructor(readonly target: NodeTarget, private readonly client: ClientType, private readonly jump: ClientType | null) {
+  /**
+   * `route` is what the files said when the link was opened, `keys` the host keys it verified (the node's, then the
+   * jump host's): drift() compares both with what the files say now.
+   */
+  constructor(readonly target: NodeTarget, private readonly route: SshRoute, node: Connected, jump: Connected | null) {
+    this.client = node.client;
+    this.jump = jump?.client ?? null;
+    this.keys = [node.hostKey, ...(jump ? [jump.hostKey] : [])];
+    const client = this.client;
     const down = (e?: unknown): void => {
       const was = this.up;
       this.up = false;
       const why = e instanceof Error ? e.message : 'the ssh connection closed';
       if (was) for (const l of this.downListeners.splice(0)) l(why);
     };
-    for (const c of [client, jump]) {
+    for (const c of [client, this.jump]) {
       c?.on('close', down);
       c?.on('end', down);
       c?.on('error', down);
@@ -181,6 +216,26 @@ export class SshTransport implements Transport {
     return { stdin: ch.stdin, stdout: ch, stderr: ch.stderr, done, kill: () => ch.close(), ended: () => exit !== null || closed };
   }
 
+  /**
+   * Why this link may no longer be used for `target`, or null when the files still choose it: nodes.json names
+   * another ssh target, `ssh -G` now gives another host, port, user, identity (by its bytes), known_hosts file or
+   * checking mode, or known_hosts now refuses a host key the link was opened with (@revoked, changed, removed).
+   * A file that cannot be read or an ssh config that does not resolve fails here as it would fail a new link.
+   */
+  async drift(target: NodeTarget): Promise<string | null> {
+    if (target.host !== 'ssh' || (target.ssh ?? target.name) !== (this.target.ssh ?? this.target.name)) {
+      return `nodes.json no longer reaches ${target.name} through ssh ${this.target.ssh ?? this.target.name}`;
+    }
+    const now = await resolveRoute(target);
+    if (routeKey(now) !== routeKey(this.route)) return `the ssh settings of ${this.target.ssh ?? this.target.name} changed since the link opened`;
+    for (const [k, s] of this.keys.map((k, i) => [k, i === 0 ? now.node : now.jump] as const)) {
+      if (!s) continue;
+      const v = verifyHostKey(k.blob, keyHostOf(s), s.port, s.knownHostsFiles, s.strictHostKeyChecking);
+      if (!v.ok) return `known_hosts no longer accepts the host key of ${k.alias}: ${v.reason}`;
+    }
+    return null;
+  }
+
   /** Close the connection (and the jump host's). */
   async close(): Promise<void> {
     this.up = false;
@@ -190,17 +245,50 @@ export class SshTransport implements Transport {
   }
 }
 
-/** Resolve the target's alias, connect (through one ProxyJump hop if configured), verify, authenticate. */
-export async function openSshTransport(target: NodeTarget): Promise<SshTransport> {
+/** What the files say about reaching a node: its ssh settings and its jump host's, each resolved with `ssh -G`. */
+export interface SshRoute {
+  node: SshSettings;
+  jump: SshSettings | null;
+}
+
+/** The target's route as the files give it now (ProxyCommand and a second ProxyJump hop are refused). */
+export async function resolveRoute(target: NodeTarget): Promise<SshRoute> {
   const s = await resolveSsh(target.ssh ?? target.name);
   if (s.proxyCommand) throw new PulseError('config', `${target.name}: ProxyCommand is not supported by pulse; use ProxyJump (one hop)`);
   if (s.proxyJump.length > 1) throw new PulseError('config', `${target.name}: ProxyJump ${s.proxyJump.join(',')} has more than one hop; pulse supports one`);
-  if (s.proxyJump.length === 0) return new SshTransport(target, await connectClient(s), null);
-  const jump = await connectClient(await resolveJump(s.proxyJump[0] as string));
+  return { node: s, jump: s.proxyJump.length === 0 ? null : await resolveJump(s.proxyJump[0] as string) };
+}
+
+/** sha256 of a file's bytes, or a word for why it cannot be read (a key file that appears or goes is a change). */
+function digestOf(file: string): string {
   try {
-    return new SshTransport(target, await connectClient(s, await forward(jump, s)), jump);
+    return createHash('sha256').update(readFileSync(file)).digest('base64');
   } catch (e) {
-    jump.end();
+    return (e as NodeJS.ErrnoException).code ?? 'unreadable';
+  }
+}
+
+/**
+ * Everything in a route that decides which host a link reaches, as whom, with which key, and how its host key is
+ * judged: two routes with the same key would open the same link. Identity files count by their bytes.
+ */
+function routeKey(r: SshRoute): string {
+  const one = (s: SshSettings): unknown[] => [
+    s.hostname, s.port, s.user, s.hostKeyAlias, s.strictHostKeyChecking, s.knownHostsFiles, s.identitiesOnly,
+    s.identityFiles.map((f) => [f, digestOf(f)]),
+  ];
+  return JSON.stringify([one(r.node), r.jump ? one(r.jump) : null]);
+}
+
+/** Resolve the target's alias, connect (through one ProxyJump hop if configured), verify, authenticate. */
+export async function openSshTransport(target: NodeTarget): Promise<SshTransport> {
+  const route = await resolveRoute(target);
+  if (!route.jump) return new SshTransport(target, route, await connectClient(route.node), null);
+  const jump = await connectClient(route.jump);
+  try {
+    return new SshTransport(target, route, await connectClient(route.node, await forward(jump.client, route.node)), jump);
+  } catch (e) {
+    jump.client.end();
     throw e;
   }
 }

@@ -26,5 +26,10 @@ export interface Transport {
   readonly alive: boolean;
   /** Start `bash -s` (the exact remote command; never a login-shell command line built from inputs). */
   exec(): Promise<Channel>;
+  /**
+   * Why this link may not run a step for `target` as the files give it now (another host, user, port, key, or a host
+   * key known_hosts no longer accepts), or null. A pool asks before every reuse: a link never outlives its files.
+   */
+  drift(target: NodeTarget): Promise<string | null>;
   close(): Promise<void>;
 }

@@ -41,6 +41,10 @@ export class WarmTransport implements Transport {
     return ch;
   }
 
+  drift(target: NodeTarget): Promise<string | null> {
+    return this.inner.drift(target);
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     const s = this.spare;

@@ -6,7 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
@@ -92,6 +92,23 @@ test('a changed host key is refused: the endpoint is disabled with the reason, a
   assert.equal([...tunnel!.output().matchAll(/spark2: ssh link lost: [^\n]*reconnecting in 0\.25 s/g)].length, 2, tunnel!.output());
   s.writeKnownHosts(s.knownHostsPath);
   await wait('spark2 enabled after the fix', () => endpointOf(stateDir(), 'spark2')?.enabled === true);
+});
+
+test('a host key marked @revoked while the tunnel runs: the link closes within a probe and the endpoint is disabled', async () => {
+  const s = sim as Sim;
+  const file = s.knownHostsPath;
+  const good = readFileSync(file, 'utf8');
+  const line = good.split('\n').find((l) => l.startsWith(`[${s.node('spark2').address}]`));
+  assert.ok(line, 'the sim writes one known_hosts line per node');
+  const before = tunnel!.output().length;
+  // The live link is not cut: only the file changes, and the tunnel must notice it by itself.
+  writeFileSync(file, `${good}@revoked ${line}\n`);
+  await wait('spark2 disabled by the revoked key', () => /revoked/.test(endpointOf(stateDir(), 'spark2')?.reason ?? ''));
+  assert.match(tunnel!.output().slice(before), /spark2: known_hosts no longer accepts the host key of spark2: host key SHA256:\S+ of \S+ is marked @revoked in [^;]+; closing the ssh link/);
+  assert.equal(tunnelHealthOf(stateDir())?.nodes['spark2']?.connected, false);
+  await assert.rejects(get(`http://127.0.0.1:${port}/health`), 'no connection goes through a link known_hosts took back');
+  writeFileSync(file, good);
+  await wait('spark2 enabled once the line is gone', () => endpointOf(stateDir(), 'spark2')?.enabled === true);
 });
 
 test('a clean stop disables the tunnelled endpoint', async () => {

@@ -17,6 +17,11 @@ export interface TunnelSpec {
   /** The node's BIND (loopback) and PORT: where the node's sshd connects. */
   remoteHost: string;
   remotePort: number;
+  /**
+   * The node's target as nodes.json gives it now (read again at every probe): a link that nodes.json, the ssh config
+   * or known_hosts no longer chooses is closed and opened again as they say. Absent: `target`, as given at the start.
+   */
+  targetNow?: () => NodeTarget;
 }
 
 export interface TunnelTimings {
@@ -66,6 +71,8 @@ export class NodeTunnel {
   private loop: Promise<void> | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
   private everConnected = false;
+  /** Ends the current link's wait in keepLinked with the reason it may no longer be used. */
+  private retire: ((why: string) => void) | null = null;
 
   constructor(
     readonly spec: TunnelSpec,
@@ -165,7 +172,7 @@ export class NodeTunnel {
     let attempt = 0;
     while (!this.stop.signal.aborted) {
       try {
-        const t = await this.open(this.spec.target);
+        const t = await this.open(this.target());
         if (this.stop.signal.aborted) {
           await t.close();
           return;
@@ -180,9 +187,19 @@ export class NodeTunnel {
         this.changed();
         void this.probeNow();
         const stopped = new Promise<null>((resolve) => this.stop.signal.addEventListener('abort', () => resolve(null), { once: true }));
-        const why = await Promise.race([lost, stopped]);
+        const retired = new Promise<{ retired: string }>((resolve) => (this.retire = (why) => resolve({ retired: why })));
+        const why = await Promise.race([lost, stopped, retired]);
+        this.retire = null;
         if (why === null) return;
         this.link = null;
+        if (typeof why === 'object') {
+          // The files chose another link: no connection goes through this one again; the new one opens at once.
+          await t.close();
+          attempt = 0;
+          Object.assign(this.health, { connected: false, connectedSince: null, probe: null });
+          this.fail(`ssh link closed: ${why.retired}`);
+          continue;
+        }
         // A link that served (a probe answered through it) or stayed up stableMs died a real death: retry at once
         // (backoffMinMs). One that keeps dropping right after its handshake keeps doubling the delay instead.
         if (this.health.probe?.ok === true || Date.now() - upAt >= this.timings.stableMs) attempt = 0;
@@ -198,9 +215,32 @@ export class NodeTunnel {
     }
   }
 
+  /** The node's target as the files give it now. */
+  private target(): NodeTarget {
+    return this.spec.targetNow?.() ?? this.spec.target;
+  }
+
+  /**
+   * Judge the link by the files again (nodes.json's target, ssh -G, identity files, known_hosts); true when it may
+   * still be used. A link they no longer choose is retired (keepLinked closes it and opens the one they choose now).
+   */
+  private async stillChosen(link: SshTransport): Promise<boolean> {
+    let why: string | null;
+    try {
+      why = await link.drift(this.target());
+    } catch (e) {
+      why = (e as Error).message; // the files no longer resolve: no traffic on a link they cannot vouch for
+    }
+    if (why === null) return true;
+    this.log(`${this.spec.node}: ${why}; closing the ssh link`);
+    if (this.link === link) this.retire?.(why);
+    return false;
+  }
+
   /** Probe through the listener; the health changes (and the file is rewritten) only when the answer does. */
   private async probeNow(): Promise<void> {
-    if (!this.link) return;
+    const link = this.link;
+    if (!link || !(await this.stillChosen(link))) return;
     const r = await probe(this.spec.localPort, this.timings.probeTimeoutMs);
     if (!this.health.connected || this.stop.signal.aborted) return;
     const p = this.health.probe;

@@ -8,6 +8,7 @@ import { isLoopback } from '../../config/safe.js';
 import { PulseError } from '../../errors.js';
 import { publishFragment } from '../gateway.js';
 import { fleetOf } from '../../plan/plan.js';
+import type { NodeTarget } from '../../node/types.js';
 import { writeTunnelHealth, type TunnelHealth } from './health.js';
 import { DEFAULT_TIMINGS, NodeTunnel, type Opener, type TunnelSpec, type TunnelTimings } from './link.js';
 
@@ -20,6 +21,11 @@ export interface TunnelRunOptions {
   timings?: Partial<TunnelTimings>;
   /** Replace how the ssh link is opened (tests). */
   open?: Opener;
+  /**
+   * nodes.json as it is now, read again before every link and probe: a tunnel follows its node's ssh target, and
+   * stops using a link whose node lost its tunnel (its endpoint is then disabled). Absent: `config` throughout.
+   */
+  reload?: () => NodesConfig;
 }
 
 /** The tunnels nodes.json asks for (the config rules already checked host ssh, loopback BIND, unique ports). */
@@ -31,6 +37,13 @@ export function tunnelSpecs(config: NodesConfig): TunnelSpec[] {
     out.push({ node: name, target: { name, host: 'ssh', ssh: node.ssh }, localPort: node.gatewayTunnel.localPort, remoteHost, remotePort: Number(node.env.PORT) });
   }
   return out;
+}
+
+/** A tunnelled node's target in nodes.json as it is now; refused when the file no longer asks for its tunnel. */
+function targetNow(config: NodesConfig, name: string): NodeTarget {
+  const spec = tunnelSpecs(config).find((s) => s.node === name);
+  if (!spec) throw new PulseError('config', `${config.file}: ${name} no longer has a gatewayTunnel over ssh; its tunnel stays down until pulse tunnel restarts`);
+  return spec.target;
 }
 
 /**
@@ -65,7 +78,11 @@ export async function runTunnels(opts: TunnelRunOptions): Promise<void> {
   const changed = (): void => {
     queue = queue.then(publish).catch((e: unknown) => opts.log(`warning: cannot publish the tunnel's health: ${(e as Error).message}`));
   };
-  for (const spec of specs) tunnels.push(new NodeTunnel(spec, timings, changed, opts.log, opts.open));
+  for (const spec of specs) {
+    const reload = opts.reload;
+    if (reload) spec.targetNow = () => targetNow(reload(), spec.node);
+    tunnels.push(new NodeTunnel(spec, timings, changed, opts.log, opts.open));
+  }
   try {
     for (const t of tunnels) t.start();
     if (!opts.signal.aborted) await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
