@@ -88,8 +88,27 @@ _pulse_names() {
   timeout 15 "$_pulse_bin" "\${global[@]}" completion --list "$1" "\${node[@]}" 2>/dev/null </dev/null
 }
 
+# Offer each line of stdin that starts with $1 (matched as text): a name is data. Names never go through
+# compgen -W, which expands $(...), \`...\`, $VAR and globs in its words (bash and zsh's bashcompinit alike), and a
+# line with anything but the characters of pulse's own names (a backup's name comes from a node's directory) is
+# dropped, so nothing a file name holds can run or reach the command line.
+_pulse_lines() {
+  local n
+  while IFS= read -r n; do COMPREPLY+=("$n"); done
+  return 0
+}
+_pulse_offer() {
+  local prefix=$1 n
+  while IFS= read -r n; do
+    [[ $n =~ ^[A-Za-z0-9._,:@+=-]+$ && $n == "$prefix"* ]] && COMPREPLY+=("$n")
+  done
+  return 0
+}
+
+# zsh runs this function too (bashcompinit): no local may be named path (zsh ties it to PATH, and every name
+# lookup then found nothing) or words (compsys's own).
 _pulse() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} path= w i skip=0 nargs=0
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} cmdpath= w i skip=0 nargs=0
   local _pulse_bin=\${COMP_WORDS[0]} _pulse_nodes_file= _pulse_node=
   COMPREPLY=()
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -98,37 +117,41 @@ _pulse() {
     if [[ $w == -* ]]; then
       [[ $w != --nodes ]] || _pulse_nodes_file=\${COMP_WORDS[i + 1]}
       [[ $w != --node ]] || _pulse_node=\${COMP_WORDS[i + 1]}
-      [[ " $(_pulse_valued "$path") " != *" $w "* ]] || skip=1
+      [[ " $(_pulse_valued "$cmdpath") " != *" $w "* ]] || skip=1
       continue
     fi
-    if [[ " $(_pulse_subcommands "$path") " == *" $w "* ]]; then path=\${path:+$path }$w; else nargs=$((nargs + 1)); fi
+    if [[ " $(_pulse_subcommands "$cmdpath") " == *" $w "* ]]; then cmdpath=\${cmdpath:+$cmdpath }$w; else nargs=$((nargs + 1)); fi
   done
-  if ((COMP_CWORD > 1)) && [[ $prev == -* && " $(_pulse_valued "$path") " == *" $prev "* ]]; then
+  if ((COMP_CWORD > 1)) && [[ $prev == -* && " $(_pulse_valued "$cmdpath") " == *" $prev "* ]]; then
     case $prev in
       --node)
         # a,b,<TAB>: the next node of a list, each named once (the list is one word: COMP_WORDBREAKS has no comma)
         if [[ $cur == *,* ]]; then
           local given=\${cur%,*} last=\${cur##*,} n
-          for n in $(_pulse_names nodes); do
-            [[ ,$given, == *,$n,* || $n != "$last"* ]] || COMPREPLY+=("$given,$n")
+          local -a names=()
+          _pulse_offer "$last" < <(_pulse_names nodes)
+          names=("\${COMPREPLY[@]}")
+          COMPREPLY=()
+          for n in "\${names[@]}"; do
+            [[ ,$given, == *,"$n",* ]] || COMPREPLY+=("$given,$n")
           done
         else
-          COMPREPLY=($(compgen -W "$(_pulse_names nodes)" -- "$cur"))
+          _pulse_offer "$cur" < <(_pulse_names nodes)
         fi ;;
-      --to) COMPREPLY=($(compgen -W "$(_pulse_names backups)" -- "$cur")) ;; # the node's backups (over ssh)
-      --nodes | --overlay) COMPREPLY=($(compgen -f -- "$cur")) ;;
+      --to) _pulse_offer "$cur" < <(_pulse_names backups) ;; # the node's backups (over ssh)
+      --nodes | --overlay) _pulse_lines < <(compgen -f -- "$cur") ;; # one line a name: no word splitting or globbing
     esac
     return 0
   fi
   if [[ $cur == -* ]]; then
-    COMPREPLY=($(compgen -W "$(_pulse_options "$path")" -- "$cur"))
-  elif [[ -n $(_pulse_subcommands "$path") ]]; then
-    COMPREPLY=($(compgen -W "$(_pulse_subcommands "$path")" -- "$cur"))
-  elif [[ $(_pulse_argument "$path") == profiles && $nargs == 0 ]]; then
-    COMPREPLY=($(compgen -W "$(_pulse_names profiles)" -- "$cur"))
-  elif [[ $(_pulse_argument "$path") == words:* && $nargs == 0 ]]; then
-    local words=$(_pulse_argument "$path")
-    COMPREPLY=($(compgen -W "\${words#words:}" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(_pulse_options "$cmdpath")" -- "$cur"))
+  elif [[ -n $(_pulse_subcommands "$cmdpath") ]]; then
+    COMPREPLY=($(compgen -W "$(_pulse_subcommands "$cmdpath")" -- "$cur"))
+  elif [[ $(_pulse_argument "$cmdpath") == profiles && $nargs == 0 ]]; then
+    _pulse_offer "$cur" < <(_pulse_names profiles)
+  elif [[ $(_pulse_argument "$cmdpath") == words:* && $nargs == 0 ]]; then
+    local choices=$(_pulse_argument "$cmdpath")
+    COMPREPLY=($(compgen -W "\${choices#words:}" -- "$cur"))
   fi
   return 0
 }

@@ -15,10 +15,12 @@ async function names(what: string, nodes: string | undefined, node: string | und
     const { resolveNodesPath } = await import('../../runtime/state/paths.js');
     const { openSession } = await import('../../runtime/node/connect.js');
     const { listBackups } = await import('../../runtime/status/backups.js');
+    const { isOwnBackupName } = await import('../../runtime/plan/plan.js');
     const cfg = nodeOf(loadNodesConfig(resolveNodesPath(nodes)), node);
     const session = await openSession(targetOf(node, cfg));
     try {
-      return (await listBackups(session, cfg, null)).filter((b) => b.regular).map((b) => b.name);
+      // Only names of the form write-env gives (a node's directory may hold any name; the shell script checks again).
+      return (await listBackups(session, cfg, null)).filter((b) => b.regular && isOwnBackupName(b.name)).map((b) => b.name);
     } finally {
       await session.close();
     }

@@ -38,12 +38,17 @@ export interface UpPlanOptions {
   protectBackup?: string | null | undefined;
 }
 
+/** A file name of the form write-env gives its backups: `.env.pulse-bak-<UTC stamp>[-N]`. */
+export function isOwnBackupName(name: string): boolean {
+  return /^\.env\.pulse-bak-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$/.test(name);
+}
+
 /** A backup path pulse itself writes in this recipe dir, or null (anything else is never protected by name). */
 export function ownBackupPath(recipeDir: string, p: string | null | undefined): string | null {
   if (!p) return null;
   const dir = recipeDir.replace(/\/+$/, '');
   const name = p.startsWith(`${dir}/`) ? p.slice(dir.length + 1) : null;
-  return name !== null && /^\.env\.pulse-bak-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?$/.test(name) ? p : null;
+  return name !== null && isOwnBackupName(name) ? p : null;
 }
 
 /** The options of `down` that shape its plan. */

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -22,10 +22,10 @@ function script(shell: string): string {
 }
 
 /** What bash completes for the words (the last one is the word under the cursor). */
-function complete(file: string, bin: string, words: string[]): string[] {
+function complete(file: string, bin: string, words: string[], cwd?: string): string[] {
   const quoted = words.map((w) => `'${w}'`).join(' ');
   const body = `source '${file}'; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _pulse; printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', body], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PULSE_PROFILES_DIR: '' } });
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', body], { encoding: 'utf8', ...(cwd ? { cwd } : {}), env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PULSE_PROFILES_DIR: '' } });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.split('\n').filter((l) => l !== '');
 }
@@ -66,4 +66,49 @@ test('the zsh script runs the same function through bashcompinit; an unknown she
   const r = spawnSync(process.execPath, [cli, 'completion', 'fish'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /^pulse: command-argument value 'fish' is invalid for argument 'shell'\. Allowed choices are bash, zsh\./);
+});
+
+/**
+ * What `--list` prints is data. A fake pulse answers every `completion --list` with names a hostile directory or
+ * node could hold; neither shell may run them (compgen -W would: it expands $(...) in its words) or offer them.
+ */
+const HOSTILE = ['$(touch PWNED1)', '`touch PWNED2`', '$(touch${IFS}PWNED3)', '*', 'a b', 'x;touch PWNED4', 'good-1', 'good-2'];
+
+/**
+ * The completion that zsh's own bashcompinit layer computes: _bash_complete's own steps (COMP_WORDS from compsys's
+ * words, COMP_CWORD, then its compgen -F), all but the final compadd, which only a live completion widget may call.
+ */
+function zshComplete(file: string, bin: string, cwd: string, words: string[]): string[] {
+  const arr = words.map((w) => `'${w}'`).join(' ');
+  const body = `autoload -U compinit && compinit -u -D; source '${file}'; words=(${arr}); CURRENT=${words.length}; local -a COMP_WORDS; COMP_WORDS=( "\${words[@]}" ); (( COMP_CWORD = CURRENT - 1 )); compgen -F _pulse -- '${words[words.length - 1]}'`;
+  const r = spawnSync('zsh', ['-f', '-c', body], { encoding: 'utf8', cwd, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PULSE_PROFILES_DIR: '' } });
+  assert.equal(r.status === 0 || r.status === 1, true, r.stderr);
+  return r.stdout.split('\n').filter((l) => l !== '');
+}
+
+test('names from pulse are data in bash and zsh: nothing in them runs, only plain names are offered', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pulse-completion-hostile-'));
+  try {
+    const bin = path.join(dir, 'bin');
+    spawnSync('mkdir', [bin]);
+    writeFileSync(path.join(bin, 'pulse'), `#!/bin/sh\nprintf '%s\\n' ${HOSTILE.map((h) => `'${h.replace(/'/g, `'\\''`)}'`).join(' ')}\n`, { mode: 0o755 });
+    const bashFile = path.join(dir, 'pulse.bash');
+    writeFileSync(bashFile, script('bash'));
+    const zshFile = path.join(dir, '_pulse');
+    writeFileSync(zshFile, script('zsh'));
+    const cases: [string[], string[]][] = [
+      [['pulse', 'model', 'rollback', '--node', 'spark2', '--to', ''], ['good-1', 'good-2']],
+      [['pulse', 'model', 'rollback', '--node', 'spark2', '--to', 'good-2'], ['good-2']],
+      [['pulse', 'model', 'up', ''], ['good-1', 'good-2']],
+      [['pulse', 'model', 'up', 'best', '--node', ''], ['good-1', 'good-2']],
+      [['pulse', 'model', 'up', 'best', '--node', 'good-1,'], ['good-1,good-2']],
+    ];
+    for (const [words, want] of cases) {
+      assert.deepEqual(complete(bashFile, bin, words, dir), want, `bash: ${words.join(' ')}`);
+      assert.deepEqual(zshComplete(zshFile, bin, dir, words), want, `zsh: ${words.join(' ')}`);
+    }
+    for (const n of [1, 2, 3, 4]) assert.equal(existsSync(path.join(dir, `PWNED${n}`)), false, `PWNED${n}: a name was run as code`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
