@@ -4,7 +4,7 @@
  * host certificates). Pure: no ssh2 here, so it is unit-testable.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from './files.js';
 
 export interface KnownKey {
   file: string;
@@ -63,7 +63,7 @@ export function keysFor(files: string[], name: string): KnownKey[] {
   for (const file of files) {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readRegularFile(file).toString('utf8');
     } catch {
       continue;
     }

@@ -6,11 +6,11 @@
  * has one home.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import ssh2 from 'ssh2';
 import type { AgentAuthMethod, PublicKeyAuthMethod, Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2';
 import { PulseError } from '../errors.js';
+import { readRegularFile } from './files.js';
 import { knownTypes, verifyHostKey } from './known-hosts.js';
 import { resolveSsh } from './ssh-config.js';
 import type { SshSettings } from './ssh-config.js';
@@ -37,7 +37,7 @@ function authMethods(s: SshSettings): (AgentAuthMethod | PublicKeyAuthMethod)[] 
   for (const file of s.identityFiles) {
     let data: Buffer;
     try {
-      data = readFileSync(file);
+      data = readRegularFile(file);
     } catch {
       continue;
     }
@@ -262,7 +262,7 @@ export async function resolveRoute(target: NodeTarget): Promise<SshRoute> {
 /** sha256 of a file's bytes, or a word for why it cannot be read (a key file that appears or goes is a change). */
 function digestOf(file: string): string {
   try {
-    return createHash('sha256').update(readFileSync(file)).digest('base64');
+    return createHash('sha256').update(readRegularFile(file)).digest('base64');
   } catch (e) {
     return (e as NodeJS.ErrnoException).code ?? 'unreadable';
   }
