@@ -1,7 +1,7 @@
 /**
  * `pulse model cancel --node <node> [--wait]`: request cancellation of the deploy that holds the node. The workflow
  * then stops the server it had started (if its start began) and compensates (node failed, endpoint disabled) in a
- * non-cancellable scope; `--wait` (or `watch`) shows it finish. That changes the
+ * non-cancellable scope; `--wait` (or `watch`) shows it finish (on a rollout: the rollout and its current node). That changes the
  * live node's state and gateway endpoint, so a protected node needs --yes, like up and down.
  */
 import type { CancelOptions } from '../options.js';
@@ -111,9 +111,27 @@ async function waitForEnd(opts: CancelOptions, r: CancelReport): Promise<number>
   }
 }
 
+/**
+ * --wait on a rollout: follow it (quietly) until it has ended and so has each child it ran, the current one included:
+ * after a stop that node finishes and passes its gate, after --now it compensates. The closing table says how each
+ * node ended. Exit 0 when the rollout ended as asked (stopped, cancelled, or it had already reached its last node
+ * and succeeded), else the rollout's own exit code (e.g. the current node's gate failed).
+ */
+async function waitForRollout(opts: CancelOptions, r: CancelReport): Promise<number> {
+  const { followRollout } = await import('../rollout-follow.js');
+  const { FAILURES } = await import('../../runtime/failures.js');
+  const t = await connectTemporal(opts);
+  try {
+    const code = await followRollout(t, r.deploy, { json: opts.json, quiet: true, verbose: opts.verbose, nodes: opts.nodes, detach: false });
+    return code === FAILURES.cancelled.exit ? 0 : code;
+  } finally {
+    await t.close();
+  }
+}
+
 export async function run(opts: CancelOptions): Promise<number> {
   const report = await cancelOn(opts);
   if (!opts.json || !opts.wait) process.stdout.write(cancelText(report));
-  if (!opts.wait || report.rollout) return 0;
-  return waitForEnd(opts, report);
+  if (!opts.wait) return 0;
+  return report.rollout ? waitForRollout(opts, report) : waitForEnd(opts, report);
 }

@@ -26,7 +26,7 @@ export const cancel: Registration = (model, run) => {
     .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('--yes', 'allow the cancel on a protected node (its compensation changes the live node\'s state and endpoint)')
     .option('--now', 'a rollout: cancel the node that runs too (it compensates); without it the rollout stops after that node')
-    .option('--wait', 'wait until the deploy and its compensation have ended, then say how it ended (exit 0 when it ended cancelled)')
+    .option('--wait', 'wait until the deploy and its compensation (a rollout: it and its current node) have ended, then say how it ended (exit 0 when it ended cancelled or stopped)')
     .action(async (o: Flags, cmd: Command) => {
       const opts: O.CancelOptions = { ...globals(cmd), node: required(o, 'node', cmd), yes: flag(o, 'yes'), now: flag(o, 'now'), wait: flag(o, 'wait') };
       await run(() => import('../commands/cancel.js'), opts);

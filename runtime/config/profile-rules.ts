@@ -33,6 +33,18 @@ export const RECIPE_KEYS = [
   'EXTRA_VLLM_ARGS',
 ] as const;
 
+/**
+ * Why a profile that pulse may run (not `# pulse-runnable: false`) cannot: the recipe keys it leaves unset, for which
+ * start.sh would silently use its own defaults (different from .env.sample). Null when it sets them all, or is
+ * render-only.
+ */
+export function recipeKeysProblem(keys: readonly string[], runnable: boolean): string | null {
+  if (!runnable) return null;
+  const missing = RECIPE_KEYS.filter((k) => !keys.includes(k));
+  if (missing.length === 0) return null;
+  return `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: a runnable profile sets every recipe key (start.sh would use its own default); set ${missing.length === 1 ? 'it' : 'them'}, or mark the profile # pulse-runnable: false`;
+}
+
 /** Why `key` may not appear in a profile, or null. */
 export function keyProblem(key: string): string | null {
   if ((NODE_KEYS as readonly string[]).includes(key)) return `${key} is a node key: set it in nodes.json env, not in a profile`;

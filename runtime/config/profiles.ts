@@ -5,8 +5,12 @@ import { PulseError } from '../errors.js';
 import { unknownName } from '../suggest.js';
 import { displayPath, profilesDir } from '../state/paths.js';
 import { parseProfile, type Profile } from './profile.js';
+import { recipeKeysProblem } from './profile-rules.js';
 
-/** Every `*.env` in `dir`, parsed, sorted by name. A bad profile fails the whole load with its file:line. */
+/**
+ * Every `*.env` in `dir`, parsed, sorted by name. A bad profile fails the whole load with its file:line, and so does
+ * a runnable one that leaves a recipe key unset.
+ */
 export function loadProfiles(dir: string = profilesDir()): Map<string, Profile> {
   let files: string[];
   try {
@@ -21,7 +25,11 @@ export function loadProfiles(dir: string = profilesDir()): Map<string, Profile> 
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(path.basename(f, '.env'))) {
       throw new PulseError('config', `${displayPath(full)}: a profile file name holds only letters, digits and _ . - (before .env)`);
     }
-    out.set(path.basename(f, '.env'), parseProfile(readFileSync(full, 'utf8'), displayPath(full)));
+    const profile = parseProfile(readFileSync(full, 'utf8'), displayPath(full));
+    // Checked on the whole file, after its lines: a fragment parsed alone (tests, the render re-check) is not a profile.
+    const incomplete = recipeKeysProblem(profile.entries.map((e) => e.key), profile.runnable);
+    if (incomplete) throw new PulseError('config', `${displayPath(full)}: ${incomplete}`);
+    out.set(path.basename(f, '.env'), profile);
   }
   return out;
 }

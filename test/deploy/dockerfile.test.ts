@@ -90,26 +90,25 @@ test('production code imports only packages the runtime stage installs (npm ci -
   }
 });
 
-test('the image compiles, prebuilds the workflow bundle, and runs `pulse worker` as an unprivileged user', () => {
-  assert.ok(instructions.some((l) => /^RUN .*npx tsc && node dist\/worker\/build-bundle\.js/.test(l)), 'build stage compiles and bundles');
-  assert.ok(instructions.some((l) => /^COPY --from=build \/app\/dist \.\/dist$/.test(l)), 'runtime stage takes dist/ from the build stage');
-  assert.ok(instructions.some((l) => /^RUN npm ci --omit=dev/.test(l)), 'runtime stage has production packages only');
-  assert.ok(instructions.some((l) => /openssh-client/.test(l)), 'ssh -G needs the ssh client');
-  const users = instructions.filter((l) => /^USER\s/.test(l));
-  assert.equal(users.at(-1), 'USER node');
-  assert.equal(instructions.filter((l) => /^ENTRYPOINT\s/.test(l)).at(-1), 'ENTRYPOINT ["node", "/app/bin/pulse-cli"]');
-  assert.equal(instructions.filter((l) => /^CMD\s/.test(l)).at(-1), 'CMD ["worker"]');
+// What the image runs (its build steps, USER, ENTRYPOINT) is not restated here as regexes of the Dockerfile: that could
+// only fail when the Dockerfile is edited, never when the image misbehaves, and the image cannot be built here (its
+// pinned base images come from a registry). What two files must agree on stays: compose's command and state dir.
+test('docker-compose.yml runs the image\'s entry point with `worker`, and the image\'s state dir is compose\'s volume, owned by its user', () => {
+  const entry = instructions.filter((l) => /^ENTRYPOINT\s/.test(l)).at(-1) ?? '';
+  assert.match(entry, /bin\/pulse-cli"\]$/, 'the entry point is the CLI, so compose\'s command is its arguments');
+  const user = instructions.filter((l) => /^USER\s/.test(l)).at(-1)?.split(/\s+/)[1] ?? '';
+  assert.ok(user !== '' && user !== 'root' && user !== '0', `the image runs as a user of its own (USER ${user})`);
   // compose's command must be arguments of that entry point.
   const { compose } = loadCompose(REPO_ROOT);
   const worker = Object.values(compose.services).find((s) => s['build']);
   assert.ok(worker);
   assert.equal((worker['command'] as string[])[0], 'worker');
   // The state dir: the image's default is compose's, and the image creates the volume's mount point owned by
-  // node, so a fresh named volume starts writable for the worker.
+  // its user, so a fresh named volume starts writable for the worker.
   const stateDir = envOf(worker)['PULSE_STATE_DIR'];
   assert.ok(instructions.includes(`ENV PULSE_STATE_DIR=${stateDir}`), `ENV PULSE_STATE_DIR=${stateDir}`);
   const volume = mountsOf(worker).find((m) => m.type === 'volume');
   assert.ok(volume && stateDir?.startsWith(`${volume.target}/`));
   const mk = instructions.find((l) => /^RUN mkdir -p /.test(l)) ?? '';
-  assert.ok(mk.includes(stateDir!) && mk.includes(`chown -R node:node ${volume.target}`), mk);
+  assert.ok(mk.includes(stateDir!) && mk.includes(`chown -R ${user}:${user} ${volume.target}`), mk);
 });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { stopEmbeddedServer } from '../../cli/deploy-client/embedded-server.js';
 import type { NodeState } from '../../runtime/model/index.js';
 import { startSim, type Sim } from '../sim/index.js';
-import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir } from '../helpers/cli.js';
+import { backgroundWorkerPid, killEmbeddedServerOnExit, removeDir, runCli, simCliEnv, startCli, tempDir, waitForOutput } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 
 let sim: Sim | null = null;
@@ -118,28 +118,43 @@ test('a SIGKILLed worker mid-rollout: the rollout resumes and no node is deploye
   for (const n of ['simC', 'simD']) assert.equal((await nodeState(n)).profile, 'best');
 });
 
-test('cancel on a rollout stops it after the current node: that node finishes, the next is untouched; history has one row for it', async () => {
+/** The rollout's row in history (the newest), once it has closed; undefined while it runs. */
+async function rolloutRow(): Promise<{ action: string; result: string; node: string | null } | undefined> {
+  const h = await runCli(['model', 'history', '--json'], env);
+  return (JSON.parse(h.stdout) as { action: string; result: string; node: string | null }[]).find((x) => x.action === 'rollout');
+}
+
+test('cancel --wait on a rollout stops it after the current node and returns only when it has ended: that node finishes, the next is untouched; history has one row for it', async () => {
   const before = counts();
+  const rowsBefore = (await rolloutRow())?.result;
   // simB's server does not listen until the stop is recorded: the cancel lands while simB is the current node.
   sim!.node('simB').setControl({ holdReady: true });
   const run = startCli(['model', 'up', 'best', '--node', 'simB,simD', '--restart'], env);
-  await until('simB started', () => starts('simB') > before['simB']!, 120_000);
-  const c = await runCli(['model', 'cancel', '--node', 'simD'], env);
-  sim!.node('simB').setControl({ holdReady: false });
+  let c: Awaited<ReturnType<typeof runCli>>;
+  try {
+    await until('simB started', () => starts('simB') > before['simB']!, 120_000);
+    const cancel = startCli(['model', 'cancel', '--node', 'simD', '--wait'], env);
+    await waitForOutput(cancel, /stop requested: .* starts no node after the current one/);
+    sim!.node('simB').setControl({ holdReady: false });
+    c = await cancel.done;
+  } finally {
+    sim!.node('simB').setControl({ holdReady: false });
+  }
   assert.equal(c.code, 0, c.stdout + c.stderr);
-  assert.match(c.stdout, /stop requested: .* starts no node after the current one/);
+  // --wait said how it ended: the rollout had closed when the cancel returned, with simB's gate passed.
+  assert.match(c.stdout, /rollout up best: STOPPED/, c.stdout);
+  assert.match(c.stdout, /simB +succeeded +verify passed/, c.stdout);
+  assert.match(c.stdout, /simD +skipped/, c.stdout);
+  const row = await rolloutRow();
+  assert.notEqual(row?.result, rowsBefore, 'the rollout had closed when cancel --wait returned');
+  assert.match(row?.result ?? '', /^stopped: simB succeeded, simD skipped/);
   const r = await run.done;
   assert.equal(r.code, 13, `cancel said: ${c.stdout}\n${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /rollout up best: STOPPED/);
-  assert.match(r.stdout, /simB +succeeded/);
-  assert.match(r.stdout, /simD +skipped/);
   assert.equal(starts('simD'), before['simD'], 'simD untouched');
-  const h = await runCli(['model', 'history', '--json'], env);
-  const rows = (JSON.parse(h.stdout) as { action: string; result: string; node: string | null }[]).filter((x) => x.action === 'rollout');
-  assert.match(rows[0]?.result ?? '', /^stopped: simB succeeded, simD skipped/, h.stdout);
 });
 
-test('cancel --now on a rollout: the current node is cancelled and compensates (failed, endpoint disabled), the next is untouched', async () => {
+test('cancel --now --wait on a rollout: returns once the current node was cancelled and has compensated (failed, endpoint disabled), the next untouched', async () => {
   const before = counts();
   // simB's server does not listen until released: the cancel hits simB's child while it waits for readiness.
   sim!.node('simB').setControl({ holdReady: true });
@@ -147,9 +162,16 @@ test('cancel --now on a rollout: the current node is cancelled and compensates (
   let r: Awaited<typeof run.done>;
   try {
     await until('simB started', () => starts('simB') > before['simB']!, 120_000);
-    const c = await runCli(['model', 'cancel', '--node', 'simB', '--now'], env);
+    const c = await runCli(['model', 'cancel', '--node', 'simB', '--now', '--wait'], env);
     assert.equal(c.code, 0, c.stdout + c.stderr);
     assert.match(c.stdout, /cancel requested: rollout of simB, simD .*the node that runs is cancelled too and compensates; no later node starts/);
+    assert.match(c.stdout, /rollout up best: CANCELLED/, c.stdout);
+    assert.match(c.stdout, /simB +cancelled/, c.stdout);
+    assert.match(c.stdout, /simD +skipped/, c.stdout);
+    // Read before the rollout's own follower ends: the compensation had run when the cancel returned.
+    assert.equal((await nodeState('simB')).state, 'failed');
+    const file = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
+    assert.equal(file.models[0]?.endpoints.find((e) => e.name === 'simB')?.enabled, false, 'the compensation disabled simB\'s endpoint');
     r = await run.done;
   } finally {
     sim!.node('simB').setControl({ holdReady: false });
@@ -157,11 +179,7 @@ test('cancel --now on a rollout: the current node is cancelled and compensates (
   assert.equal(r.code, 13, r.stdout + r.stderr);
   assert.match(r.stdout, /rollout up best: CANCELLED/, r.stdout);
   assert.match(r.stdout, /simB +cancelled/);
-  assert.match(r.stdout, /simD +skipped/);
   assert.equal(starts('simD'), before['simD'], 'simD untouched');
-  assert.equal((await nodeState('simB')).state, 'failed');
-  const file = JSON.parse(await readFile(path.join(stateDir(), 'gateway-backends.json'), 'utf8')) as { models: { endpoints: { name: string; enabled: boolean }[] }[] };
-  assert.equal(file.models[0]?.endpoints.find((e) => e.name === 'simB')?.enabled, false, 'the compensation disabled simB\'s endpoint');
 });
 
 test('--max-parallel 2: both nodes of one step run at once (neither can finish while held), simA serving meanwhile', async () => {
@@ -179,4 +197,33 @@ test('--max-parallel 2: both nodes of one step run at once (neither can finish w
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /rollout up datagen: SUCCEEDED/);
   assert.deepEqual(counts(), { ...before, simB: before['simB']! + 1, simC: before['simC']! + 1 });
+});
+
+test('--all: up and down over every node of nodes.json, the unprotected first and the protected last, --yes once', async () => {
+  const nodesFile = env['PULSE_NODES']!;
+  // simA protected for this test only: --all must take it last. The worker reads nodes.json on every plan.
+  sim!.writeNodesJson(nodesFile, { protected: ['simA'] });
+  try {
+    const before = counts();
+    const refused = await runCli(['model', 'down', '--all', '--allow-outage'], env);
+    assert.equal(refused.code, 4, refused.stdout + refused.stderr);
+    assert.match(refused.stdout + refused.stderr, /simA.*--yes|--yes.*simA/, refused.stdout + refused.stderr);
+    assert.deepEqual(counts(), before, 'a refused rollout touches no node');
+    const up = await runCli(['model', 'up', 'datagen', '--all', '--allow-outage', '--yes', '--restart'], env);
+    assert.equal(up.code, 0, up.stdout + up.stderr);
+    assert.match(up.stdout, /── simB[\s\S]*── simC[\s\S]*── simD[\s\S]*── simA/, up.stdout);
+    assert.match(up.stdout, /rollout up datagen: SUCCEEDED/, up.stdout);
+    assert.deepEqual(counts(), Object.fromEntries(Object.entries(before).map(([n, c]) => [n, c + 1])), 'one start per node, every node');
+    const lastRun = ['simB', 'simC', 'simD', 'simA'].map((n) => runAt(n).at(-1) ?? '');
+    assert.deepEqual([...lastRun].sort(), lastRun, `containers ran in the order simB, simC, simD, simA: ${lastRun.join(', ')}`);
+    for (const n of ['simA', ...LATER]) assert.deepEqual([(await nodeState(n)).state, (await nodeState(n)).profile], ['up', 'datagen'], n);
+    const down = await runCli(['model', 'down', '--all', '--allow-outage', '--yes'], env);
+    assert.equal(down.code, 0, down.stdout + down.stderr);
+    assert.match(down.stdout, /── simB[\s\S]*── simC[\s\S]*── simD[\s\S]*── simA/, down.stdout);
+    assert.match(down.stdout, /rollout down: SUCCEEDED/, down.stdout);
+    assert.equal(down.stdout.match(/succeeded +container gone/g)?.length, 4, down.stdout);
+    for (const n of ['simA', ...LATER]) assert.equal((await nodeState(n)).state, 'down', n);
+  } finally {
+    sim!.writeNodesJson(nodesFile, { protected: [] });
+  }
 });

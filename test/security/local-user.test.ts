@@ -8,6 +8,9 @@
  * server, the node's .env untouched, no file written in the dir); a server.json naming another user's server is
  * not trusted (pulse starts its own, and the deploy runs there); a linked worker log is refused and its target
  * stays empty.
+ * The two cases that need no second user run in every run, root or not: a group/other-writable state dir of the
+ * operator's own (its planted server.json names a listener of this test, which must see no connection) and a linked
+ * worker log (the link's target is the operator's own file there, the attacker's under root).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +18,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, lchownSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
 import { Connection, Client } from '@temporalio/client';
 import { startDevArgs, stopEmbeddedServer, temporalBinary } from '../../cli/deploy-client/embedded-server.js';
 import type { Sim } from '../sim/index.js';
@@ -37,6 +41,10 @@ let evilDir = '';
 let evilPort = 0;
 let evilServer: ChildProcess | null = null;
 const extraDirs: string[] = [];
+/** A stand-in for a planted server where no second user exists: a TCP listener that counts who connects. */
+let decoy: Server | null = null;
+let decoyPort = 0;
+let decoyConnections = 0;
 
 function asUser(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
   return spawn('/usr/bin/setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', cmd, ...args], {
@@ -62,11 +70,11 @@ async function evilWorkflows(): Promise<string[]> {
   }
 }
 
-/** What the attacker plants: a server.json naming its own server, as pulse writes one. */
-function serverJson(stateDir: string): string {
+/** What the attacker plants: a server.json naming its own server (default: the second user's), as pulse writes one. */
+function serverJson(stateDir: string, port = evilPort, pid = evilServer?.pid): string {
   const t = path.join(stateDir, 'temporal');
   return JSON.stringify({
-    pid: evilServer?.pid, ip: '127.0.0.1', port: evilPort, uiPort: evilPort + 1000, address: `127.0.0.1:${evilPort}`,
+    pid, ip: '127.0.0.1', port, uiPort: port + 1000, address: `127.0.0.1:${port}`,
     dbFile: path.join(t, 'dev.db'), logFile: path.join(t, 'server.log'), startedAt: new Date().toISOString(),
   });
 }
@@ -82,13 +90,19 @@ function nodeUntouched(before: string): void {
 }
 
 before(async () => {
+  ({ sim, dir, env } = await startSimCli('pulse-local-user-', { nodes: ['simA'], readyDelayMs: 200 }));
+  writeFileSync(sim.node('simA').envPath, 'MAX_NUM_SEQS=2\n');
+  decoy = createServer((socket) => {
+    decoyConnections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => decoy!.listen(0, '127.0.0.1', resolve));
+  decoyPort = (decoy.address() as { port: number }).port;
   if (!canRun) return;
   const made = spawnSync('/usr/sbin/useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', user], { encoding: 'utf8' });
   assert.equal(made.status, 0, made.stderr);
   uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
   gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
-  ({ sim, dir, env } = await startSimCli('pulse-local-user-', { nodes: ['simA'], readyDelayMs: 200 }));
-  writeFileSync(sim.node('simA').envPath, 'MAX_NUM_SEQS=2\n');
   // The attacker's own folder and its own Temporal server (the pinned binary, copied when the attacker cannot reach it).
   evilDir = await tempDir('pulse-evil-home-');
   extraDirs.push(evilDir);
@@ -115,7 +129,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (!canRun) return;
+  await new Promise((resolve) => (decoy ? decoy.close(resolve) : resolve(undefined)));
   if (evilServer?.pid) {
     try {
       process.kill(-evilServer.pid, 'SIGKILL');
@@ -128,39 +142,46 @@ after(async () => {
     await removeDir(d);
   }
   await stopSimCli(sim, dir);
-  spawnSync('/usr/sbin/userdel', [user]);
+  if (canRun) spawnSync('/usr/sbin/userdel', [user]);
 });
 
-test('the planted state dir: refused, nothing run (another user\'s dir, and a group/other-writable one)', { skip }, async () => {
+/** Runs up and status with PULSE_STATE_DIR=d: both refused (exit 4) with `why` in one line, nothing written in d. */
+async function refusedStateDir(d: string, why: RegExp): Promise<void> {
+  const before = readdirSync(d).concat(readdirSync(path.join(d, 'temporal'))).sort();
+  const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: d });
+  assert.equal(r.code, 4, `refused (exit 4): ${r.stdout}${r.stderr}`);
+  assert.match(r.stderr, why);
+  assert.equal(r.stderr.trim().split('\n').filter((l) => /state dir/.test(l)).length, 1, `one line: ${r.stderr}`);
+  assert.deepEqual(readdirSync(d).concat(readdirSync(path.join(d, 'temporal'))).sort(), before, 'nothing written in the dir (no worker.json, no log)');
+  // status reads server.json too: refused the same way, never a look at the planted server.
+  const s = await runCli(['model', 'status', '--no-http'], { ...env, PULSE_STATE_DIR: d });
+  assert.equal(s.code, 4, s.stdout + s.stderr);
+  assert.match(s.stderr, why);
+}
+
+test('a group/other-writable state dir of the operator\'s own, with a planted server.json: refused, nothing run (any user)', async () => {
   const envBefore = nodeFiles();
-  // (a) The attacker's own state dir, left open for the operator (PULSE_STATE_DIR pointed at it: a shared script,
-  // a copied shell profile). (b) A dir of root's that anyone can write: the attacker planted its server.json there.
-  const theirs = path.join(evilDir, 'state');
   const open = path.join(await tempDir('pulse-open-state-'), 'state');
   extraDirs.push(path.dirname(open));
-  for (const [d, owner] of [[theirs, uid], [open, 0]] as const) {
-    mkdirSync(path.join(d, 'temporal'), { recursive: true });
-    writeFileSync(path.join(d, 'temporal', 'server.json'), serverJson(d));
-    for (const p of [d, path.join(d, 'temporal')]) chmodSync(p, 0o777);
-    chownSync(path.join(d, 'temporal', 'server.json'), uid, gid);
-    if (owner !== 0) for (const p of [d, path.join(d, 'temporal')]) chownSync(p, uid, gid);
-  }
-  const cases = [
-    { d: theirs, why: new RegExp(`state dir ${theirs} belongs to ${user} \\(uid ${uid}\\), not to you \\(root \\(uid 0\\)\\).*use a directory of your own`) },
-    { d: open, why: new RegExp(`state dir ${open} is writable by group or others \\(mode 0777\\).*run \`chmod go-w ${open}\``) },
-  ];
-  for (const c of cases) {
-    const before = readdirSync(c.d).concat(readdirSync(path.join(c.d, 'temporal'))).sort();
-    const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: c.d });
-    assert.equal(r.code, 4, `refused (exit 4): ${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, c.why);
-    assert.equal(r.stderr.trim().split('\n').filter((l) => /state dir/.test(l)).length, 1, `one line: ${r.stderr}`);
-    assert.deepEqual(readdirSync(c.d).concat(readdirSync(path.join(c.d, 'temporal'))).sort(), before, 'nothing written in the dir (no worker.json, no log)');
-    // status reads server.json too: refused the same way, never a look at the attacker's server.
-    const s = await runCli(['model', 'status', '--no-http'], { ...env, PULSE_STATE_DIR: c.d });
-    assert.equal(s.code, 4, s.stdout + s.stderr);
-    assert.match(s.stderr, c.why);
-  }
+  mkdirSync(path.join(open, 'temporal'), { recursive: true });
+  writeFileSync(path.join(open, 'temporal', 'server.json'), serverJson(open, decoyPort, process.pid));
+  for (const p of [open, path.join(open, 'temporal')]) chmodSync(p, 0o777);
+  if (canRun) chownSync(path.join(open, 'temporal', 'server.json'), uid, gid);
+  await refusedStateDir(open, new RegExp(`state dir ${open} is writable by group or others \\(mode 0777\\).*run \`chmod go-w ${open}\``));
+  assert.equal(decoyConnections, 0, 'nothing connected to the server the planted server.json names');
+  nodeUntouched(envBefore);
+});
+
+test('the attacker\'s own state dir with its server.json: refused, nothing run', { skip }, async () => {
+  const envBefore = nodeFiles();
+  // The attacker's own state dir, left open for the operator (PULSE_STATE_DIR pointed at it: a shared script, a
+  // copied shell profile). (A group/other-writable dir of root's own: the test above, in every run.)
+  const theirs = path.join(evilDir, 'state');
+  mkdirSync(path.join(theirs, 'temporal'), { recursive: true });
+  writeFileSync(path.join(theirs, 'temporal', 'server.json'), serverJson(theirs));
+  for (const p of [theirs, path.join(theirs, 'temporal')]) chmodSync(p, 0o777);
+  for (const p of [theirs, path.join(theirs, 'temporal'), path.join(theirs, 'temporal', 'server.json')]) chownSync(p, uid, gid);
+  await refusedStateDir(theirs, new RegExp(`state dir ${theirs} belongs to ${user} \\(uid ${uid}\\), not to you \\(root \\(uid 0\\)\\).*use a directory of your own`));
   assert.deepEqual(await evilWorkflows(), [], 'no workflow reached the attacker\'s server');
   nodeUntouched(envBefore);
 });
@@ -183,15 +204,16 @@ test('a server.json in the operator\'s own dir that names another user\'s server
   await stopEmbeddedServer(own);
 });
 
-test('a worker log that is a link to another user\'s file is refused before anything starts; the file stays empty', { skip }, async () => {
+test('a worker log that is a link (to another user\'s file, under root) is refused before anything starts; the file stays empty', async () => {
   const envBefore = nodeFiles();
   const own = path.join(await tempDir('pulse-linked-log-'), 'state');
   extraDirs.push(path.dirname(own));
   killEmbeddedServerOnExit(own);
   mkdirSync(path.join(own, 'logs'), { recursive: true, mode: 0o700 });
-  const target = path.join(evilDir, 'collect.log');
+  // Under root the attacker's file; otherwise one of the operator's own (the refusal is the link, whoever owns its target).
+  const target = path.join(canRun ? evilDir : path.dirname(own), 'collect.log');
   writeFileSync(target, '');
-  chownSync(target, uid, gid);
+  if (canRun) chownSync(target, uid, gid);
   chmodSync(target, 0o666);
   symlinkSync(target, path.join(own, 'logs', 'worker.log'));
   const r = await runCli(['model', 'up', 'best', '--node', 'simA'], { ...env, PULSE_STATE_DIR: own, PULSE_TEMPORAL_PORT: String(await freePortPair()) });

@@ -1,7 +1,12 @@
 /** Test helpers for the simulator tests: run a script on a sim node with the real ssh client. */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { Sim } from '../sim/index.js';
-import { PROFILE_IMAGE } from '../sim/index.js';
+import { RECIPE_NAME } from '../sim/paths.js';
+import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
+import { loadProfiles, profileOf } from '../../runtime/config/profiles.js';
+import { FORBIDDEN_KEYS, NODE_KEYS } from '../../runtime/config/profile-rules.js';
+import { renderEnv as renderProfile } from '../../runtime/plan/render.js';
 
 export interface ShellResult {
   code: number | null;
@@ -33,28 +38,33 @@ export async function eventually(check: () => boolean, ms = 10_000): Promise<boo
   return check();
 }
 
-/** A .env like the ones pulse renders, for a node of the sim. */
-export function renderEnv(sim: Sim, node: string, extra: Record<string, string> = {}): string {
-  const n = sim.node(node);
-  const keys: Record<string, string> = {
-    IMAGE: PROFILE_IMAGE,
-    MODEL: 'Qwen/Qwen3.8-Flash-Next',
-    SERVED_MODEL_NAME: 'qwen38',
-    MAX_MODEL_LEN: '524288',
-    GPU_MEMORY_UTILIZATION: '0.85',
-    KV_CACHE_DTYPE: 'fp8',
-    MTP_K: '6',
-    CHAT_TEMPLATE: 'files/chat-template/chat_template.jinja',
-    MTP_DRAFT_VOCAB: 'files/mtp/draft_vocab.json',
-    READY_TIMEOUT_S: '30',
-    HF_HOME: n.hfHome,
-    BIND: '127.0.0.1',
-    PORT: String(n.vllmPort),
-    REQUIRE_IDLE_GPU: '1',
-    EXTRA_DOCKER_ARGS: `\n  -e VLLM_MTP_DRAFT_FP8=1\n  -v ${n.paths.mtpShardR2}:/mtp-shard-r2:ro\n`,
-    ...extra,
-  };
-  return Object.entries(keys).map(([k, v]) => `${k}="${v}"`).join('\n') + '\n';
+/**
+ * The .env pulse writes for a node of the sim: the product's renderer (runtime/plan/render.ts) over a shipped profile
+ * (default best) and the sim's nodes.json, so a change to how pulse renders reaches these tests. `extra` changes
+ * it as pulse would get it: a node key (BIND, PORT...) set on the node, a secret (API_KEY, HF_TOKEN) as the
+ * operator's own line at the end (pulse carries it over, never renders it), any other key replaced or added in the
+ * profile.
+ */
+export function renderEnv(sim: Sim, node: string, extra: Record<string, string> = {}, profileName = 'best'): string {
+  const file = path.join(sim.dir, `render-${node}-nodes.json`);
+  sim.writeNodesJson(file);
+  const cfg = nodeOf(loadNodesConfig(file), node);
+  const profile = profileOf(loadProfiles(), profileName);
+  const isNodeKey = (k: string): boolean => (NODE_KEYS as readonly string[]).includes(k);
+  const isSecret = (k: string): boolean => (FORBIDDEN_KEYS as readonly string[]).includes(k);
+  const changed = Object.entries(extra).filter(([k]) => !isNodeKey(k) && !isSecret(k));
+  const entries = [
+    ...profile.entries.map((e) => (extra[e.key] !== undefined && !isNodeKey(e.key) ? { ...e, value: extra[e.key]!, quoted: true } : e)),
+    ...changed.filter(([k]) => !profile.entries.some((e) => e.key === k)).map(([key, value]) => ({ key, value, quoted: true, line: 0 })),
+  ];
+  const env = { ...cfg.env, ...Object.fromEntries(Object.entries(extra).filter(([k]) => isNodeKey(k))) };
+  const recipe = cfg.recipes[RECIPE_NAME];
+  if (!recipe) throw new Error(`the sim's nodes.json has no ${RECIPE_NAME} recipe for ${node}`);
+  const rendered = renderProfile({
+    profile: { ...profile, entries }, nodeName: node, node: { ...cfg, env }, recipeName: RECIPE_NAME, recipe, overlay: null, overlayWins: false, now: new Date(),
+  });
+  const secrets = Object.entries(extra).filter(([k]) => isSecret(k)).map(([k, v]) => `${k}="${v}"\n`);
+  return rendered.text + secrets.join('');
 }
 
 /** The way pulse starts the recipe: setsid + env -i, detached from the ssh session. */

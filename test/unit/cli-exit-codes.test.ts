@@ -12,6 +12,8 @@ import path from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { FAILURES, exitCodeLines } from '../../runtime/failures.js';
+import { buildProgram } from '../../cli/program.js';
+import type { Command } from 'commander';
 
 const fleet = path.join(REPO_ROOT, 'test/fixtures/nodes/fleet.json');
 const sandbox = mkdtempSync(path.join(os.tmpdir(), 'pulse-exit-codes-'));
@@ -126,13 +128,27 @@ test('pulse help model up prints up\'s help (not model\'s), with examples and th
   assert.equal(same.stdout, r.stdout);
 });
 
-test('every command\'s --help has examples', async () => {
-  for (const verb of ['profiles', 'up', 'down', 'status', 'smoke', 'fragment', 'watch', 'cancel', 'history']) {
-    const r = await pulse(['model', verb, '--help']);
-    assert.equal(r.code, 0, `${verb}: ${r.stderr}`);
-    assert.match(r.stdout, new RegExp(`^Examples:\\n {2}pulse model ${verb}`, 'm'), verb);
-    assert.match(r.stdout, /Exit codes: pulse help exit-codes/, verb);
+/** Every command path of the program itself (`model up`, `model watchdog on`, `server stop`...), help excluded. */
+function commandPaths(): string[] {
+  const out: string[] = [];
+  const walk = (c: Command, pre: string[]): void => {
+    for (const sub of c.commands) {
+      if (sub.name() === 'help') continue;
+      out.push([...pre, sub.name()].join(' '));
+      walk(sub, [...pre, sub.name()]);
+    }
+  };
+  walk(buildProgram(() => undefined), []);
+  return out;
+}
+
+test('every command\'s --help has examples of itself and names the exit codes (every command of the program, not a list)', async () => {
+  const paths = commandPaths();
+  assert.ok(paths.includes('model up') && paths.includes('model watchdog on') && paths.includes('worker'), paths.join(', '));
+  for (const p of paths) {
+    const r = await pulse([...p.split(' '), '--help']);
+    assert.equal(r.code, 0, `${p}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^Examples:\\n {2}pulse ${p}\\b`, 'm'), `${p}:\n${r.stdout}`);
+    assert.match(r.stdout, /Exit codes: pulse help exit-codes/, p);
   }
-  const w = await pulse(['worker', '--help']);
-  assert.match(w.stdout, /^Examples:\n {2}pulse worker/m);
 });

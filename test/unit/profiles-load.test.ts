@@ -8,6 +8,9 @@ import { loadProfiles, profileOf } from '../../runtime/config/profiles.js';
 import { isPulseError } from '../../runtime/errors.js';
 import { profilesDir } from '../../runtime/state/paths.js';
 
+/** A render-only profile: the smallest that loads (a runnable one must set every recipe key). */
+const DRAFT = '# pulse-recipe: r\n# pulse-runnable: false\n';
+
 function withDir(files: Record<string, string>, fn: (dir: string) => void): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pulse-profiles-'));
   try {
@@ -19,19 +22,19 @@ function withDir(files: Record<string, string>, fn: (dir: string) => void): void
 }
 
 test('loadProfiles: every *.env sorted by name; other files ignored', () => {
-  withDir({ 'b.env': '# pulse-recipe: r\n', 'a.env': '# pulse-recipe: r\n', 'notes.txt': 'x' }, (dir) => {
+  withDir({ 'b.env': DRAFT, 'a.env': DRAFT, 'notes.txt': 'x' }, (dir) => {
     assert.deepEqual([...loadProfiles(dir).keys()], ['a', 'b']);
   });
 });
 
 test('loadProfiles: a broken profile fails the load with its file and line', () => {
-  withDir({ 'ok.env': '# pulse-recipe: r\n', 'bad.env': '# pulse-recipe: r\nA=$x\n' }, (dir) => {
+  withDir({ 'ok.env': DRAFT, 'bad.env': '# pulse-recipe: r\nA=$x\n' }, (dir) => {
     assert.throws(() => loadProfiles(dir), (e: unknown) => isPulseError(e) && e.kind === 'config' && /bad\.env:2: A: the unquoted value contains "\$"/.test(e.message));
   });
 });
 
 test('loadProfiles: a file name outside letters, digits and _ . - is refused', () => {
-  withDir({ 'my profile.env': '# pulse-recipe: r\n' }, (dir) => {
+  withDir({ 'my profile.env': DRAFT }, (dir) => {
     assert.throws(() => loadProfiles(dir), /a profile file name holds only letters/);
   });
 });
@@ -41,7 +44,7 @@ test('loadProfiles: a missing folder is a config error', () => {
 });
 
 test('profileOf: an unknown name refuses and lists the known ones', () => {
-  withDir({ 'a.env': '# pulse-recipe: r\n' }, (dir) => {
+  withDir({ 'a.env': DRAFT }, (dir) => {
     assert.throws(() => profileOf(loadProfiles(dir), 'z'), (e: unknown) => isPulseError(e) && e.kind === 'config' && e.message === 'unknown profile "z"; known profiles: a');
   });
 });

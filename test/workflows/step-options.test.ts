@@ -1,9 +1,11 @@
 /**
  * The rollout's and the watchdog's steps schedule their activities with the catalog's rows (runtime/steps/catalog.ts
  * ROLLOUT_STEPS, WATCHDOG_STEPS) through workflows/options.ts: this reads the ActivityTaskScheduled events of real
- * runs (time-skipping server, fake activities) and checks each step's type, summary, timeouts and retry policy. The
- * timeouts and retries are the values the two workflows had inline before they moved to the catalog; the gate texts
- * are the ones the CLI's closing table prints (test/e2e/rollout.test.ts matches `verify passed, smoke answered`).
+ * runs (time-skipping server, fake activities) and checks each step's type and summary against its catalog row, and
+ * that its recorded options are its preset's: steps of one preset are scheduled alike, each is retried a bounded number
+ * of times, only the gate heartbeats. The seconds themselves are not restated here: they are decisions of
+ * workflows/options.ts, each with its reason there, and a test that froze them would only be edited along with them.
+ * The gate texts are the ones the CLI's closing table prints (test/e2e/rollout.test.ts matches `verify passed, smoke answered`).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +20,7 @@ import type { SmokeResult } from '../../runtime/status/smoke.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../worker/main.js';
 import { fakeActivities, upPlan } from './fixtures.js';
 import { timeSkippingEnv } from './harness.js';
+import { ROLLOUT_STEPS, WATCHDOG_STEPS, summaryOf } from '../../runtime/steps/catalog.js';
 
 interface Scheduled {
   type: string;
@@ -49,6 +52,17 @@ async function scheduled(h: WorkflowHandle): Promise<Scheduled[]> {
       maxInterval: seconds(a.retryPolicy?.maximumInterval) ?? '',
     };
   });
+}
+
+const secs = (t: string | null): number => Number((t ?? '').replace(/s$/, ''));
+const retryOf = (s: Scheduled): [number, string, string] => [s.attempts, s.initial, s.maxInterval];
+
+/** What any step's recorded options must be: a per-attempt limit, a bounded retry, a heartbeat shorter than the attempt. */
+function sane(s: Scheduled): void {
+  assert.ok(secs(s.startToClose) > 0, `${s.type}: startToClose ${s.startToClose}`);
+  assert.ok(s.attempts > 1 && s.attempts < 50, `${s.type}: retried, a bounded number of times (${s.attempts})`);
+  assert.ok(secs(s.initial) > 0 && secs(s.initial) <= secs(s.maxInterval), `${s.type}: backoff ${s.initial}..${s.maxInterval}`);
+  if (s.heartbeat !== null) assert.ok(secs(s.heartbeat) < secs(s.startToClose), `${s.type}: heartbeat ${s.heartbeat} < ${s.startToClose}`);
 }
 
 const watchdogRequest: WatchdogRequest = { action: 'watchdog', version: 1, node: 'spark2', everyS: 60, after: 2, heal: false, healsPerHour: 1, confirmed: false };
@@ -91,24 +105,28 @@ describe('the rollout and the watchdog schedule their steps with the catalog opt
     });
   }
 
-  it('watchdog: the check on the node queue (120 s, 3 attempts), the record on the state queue (30 s)', async () => {
+  it('watchdog: the check and the record, each as its catalog row says, retried alike, neither heartbeating', async () => {
     const { h, queue } = await run('watchdogWorkflow', [watchdogRequest], { ok: true, error: null, latencyS: null } as SmokeResult);
-    assert.deepEqual(await scheduled(h), [
-      { type: 'watchdogProbe', summary: 'watchdog check on spark2', queue, startToClose: '120s', heartbeat: null, attempts: 3, initial: '1s', maxInterval: '10s' },
-      { type: 'watchdogRecord', summary: 'watchdog record on spark2', queue, startToClose: '30s', heartbeat: null, attempts: 3, initial: '1s', maxInterval: '10s' },
-    ]);
+    const got = await scheduled(h);
+    assert.deepEqual(got.map((s) => [s.type, s.summary, s.queue]), [WATCHDOG_STEPS.check, WATCHDOG_STEPS.record].map((d) => [d.activity, summaryOf(d, 'spark2'), queue]));
+    for (const s of got) sane(s);
+    assert.deepEqual(got.map((s) => s.heartbeat), [null, null]);
+    assert.deepEqual(retryOf(got[0]!), retryOf(got[1]!), 'one watchdog retry policy');
+    assert.notEqual(got[0]!.startToClose, got[1]!.startToClose, 'the node check and the state record have presets of their own');
   });
 
-  it('rollout: guard and plan on the state queue (30 s), the smoke gate on the node (120 s, heartbeat 30 s), 5 attempts each', async () => {
+  it('rollout: guard, plan and the smoke gate as their catalog rows say; guard and plan (one preset) alike; only the gate heartbeats', async () => {
     const { h, queue } = await run('rolloutWorkflow', [rolloutRequest], { ok: true, error: null, latencyS: 0.123 } as SmokeResult);
     const p = (await h.result()) as RolloutProgress;
     assert.equal(p.nodes[0]?.gate, 'verify passed, smoke answered in 123 ms');
-    const own = (await scheduled(h)).filter((s) => ['guardRolloutStep', 'planRolloutNode', 'smokeRolloutNode'].includes(s.type));
-    assert.deepEqual(own, [
-      { type: 'guardRolloutStep', summary: 'availability guard on spark2', queue, startToClose: '30s', heartbeat: null, attempts: 5, initial: '1s', maxInterval: '10s' },
-      { type: 'planRolloutNode', summary: 'node plan on spark2', queue, startToClose: '30s', heartbeat: null, attempts: 5, initial: '1s', maxInterval: '10s' },
-      { type: 'smokeRolloutNode', summary: 'gate: one smoke request on spark2', queue, startToClose: '120s', heartbeat: '30s', attempts: 5, initial: '1s', maxInterval: '10s' },
-    ]);
+    const defs = [ROLLOUT_STEPS.guard, ROLLOUT_STEPS.plan, ROLLOUT_STEPS.smoke];
+    const own = (await scheduled(h)).filter((s) => defs.some((d) => d.activity === s.type));
+    assert.deepEqual(own.map((s) => [s.type, s.summary, s.queue]), defs.map((d) => [d.activity, summaryOf(d, 'spark2'), queue]));
+    for (const s of own) sane(s);
+    const [guard, plan, gate] = own as [Scheduled, Scheduled, Scheduled];
+    assert.deepEqual({ ...guard, type: '', summary: '' }, { ...plan, type: '', summary: '' }, 'guard and plan share the rollout-state preset');
+    assert.deepEqual([guard.heartbeat, gate.heartbeat === null], [null, false], 'the gate heartbeats (a smoke request can hang), the state reads do not');
+    assert.deepEqual(retryOf(gate), retryOf(guard), 'one rollout retry policy');
   });
 
   it('rollout: a failed smoke fails the gate with the catalog verdict and stops the rollout', async () => {
