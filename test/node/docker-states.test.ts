@@ -87,7 +87,7 @@ describe('node steps on docker states and exits (ssh)', () => {
     n.addVolume(n.containerName);
     await fullUp(s, p, 'docker-image-1');
     const r = await stopServer(s, p.recipe);
-    assert.deepEqual({ ...r, raw: undefined }, { wasRunning: true, containerGone: true, before: 'running', exitCode: 0, exitMeaning: 'exit 0: it ended by itself or after a clean shutdown', raw: undefined });
+    assert.deepEqual({ ...r, raw: undefined }, { wasRunning: true, containerGone: true, before: 'running', exitCode: 0, exitMeaning: 'exit 0: it ended by itself or after a clean shutdown', atSignal: null, atSignalSource: null, atSignalDetail: null, raw: undefined });
     const again = await stopServer(s, p.recipe);
     assert.deepEqual([again.wasRunning, again.containerGone, again.before, again.exitCode], [false, true, 'absent', null]);
   });
