@@ -62,8 +62,10 @@ export function nodeStepActivities(deps: ActivityDeps) {
     /** Step 3 / down: stop.sh, then make sure the container is gone (a retry finds it gone). */
     async stopServer(input: StopInput, lock?: LockUse): Promise<StopResult> {
       const stop = own.stop(input);
+      // The server's address, from the same files as the drain's: stop.sh reads what is in flight right before the signal.
+      const { port, bind } = own.drain(input);
       log('stop', stop.node);
-      return run(stop.target, stop.recipe, lock, (s, o) => steps.stopServer(s, stop.recipe, o));
+      return run(stop.target, stop.recipe, lock, (s, o) => steps.stopServer(s, stop.recipe, o, { port, bind }));
     },
     /** Step 5: back up and write the .env; the node skips it when the identity already matches (no second backup). */
     async writeEnv(input: UpStepPlan, lock?: LockUse): Promise<WriteEnvResult> {

@@ -8,10 +8,11 @@ import type { Client } from '@temporalio/client';
 import { duration } from '../runtime/format.js';
 import { replayHistory, type HistoryEventLike, type StepSink } from './deploy-client/follow-run.js';
 import { plainText } from './live-line.js';
+import type { StepOutcome } from './progress-printer.js';
 
 export interface StepLine {
   name: string;
-  outcome: 'ok' | 'failed' | 'cancelled';
+  outcome: StepOutcome;
   seconds: number;
   message: string | null;
 }
@@ -47,8 +48,8 @@ export async function deploySteps(client: Client, workflowId: string, runId?: st
 export function stepsText(what: string, d: DeploySteps): string {
   const lines = [what];
   for (const s of d.steps) {
-    const mark = s.outcome === 'ok' ? '✓' : '✗';
-    const word = s.outcome === 'ok' ? '' : `: ${s.outcome}`;
+    const mark = s.outcome === 'ok' ? '✓' : s.outcome === 'warned' ? '!' : '✗';
+    const word = s.outcome === 'ok' || s.outcome === 'warned' ? '' : `: ${s.outcome}`;
     lines.push(`  ${mark} ${plainText(s.name)} (${duration(s.seconds, { tenths: true })})${word}${s.message ? `: ${plainText(s.message)}` : ''}`);
   }
   for (const name of d.started) lines.push(`  → ${plainText(name)} (running)`);

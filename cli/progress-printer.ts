@@ -15,6 +15,9 @@ import { colourOn, LiveLine, paint, plainText, type Out } from './live-line.js';
 
 export type { Out } from './live-line.js';
 
+/** How a step ended: ok, warned (it completed but cut requests: its mark is `!`), failed, cancelled. */
+export type StepOutcome = 'ok' | 'warned' | 'failed' | 'cancelled';
+
 /** Where --verbose prints the raw records: the node they come from, and the stream (stderr, as status does). */
 export interface RawOut {
   node: string;
@@ -137,14 +140,16 @@ export class ProgressPrinter {
     else this.write(`${this.indent}→ ${name}`);
   }
 
-  stepEnded(name: string, outcome: 'ok' | 'failed' | 'cancelled', ms: number, message: string | null, bookkeeping = false): void {
+  /** A step ended: ✓ ok, `!` completed but cut requests (`warned`, in the warning colour), ✗ failed or cancelled. */
+  stepEnded(name: string, outcome: StepOutcome, ms: number, message: string | null, bookkeeping = false): void {
     if (this.quiet && outcome === 'ok') return;
     if (bookkeeping && !this.verbose && outcome === 'ok') return;
     if (this.running === plainText(name)) this.running = null;
-    const mark = outcome === 'ok' ? paint(this.colour, 'ok', '✓') : paint(this.colour, 'bad', '✗');
-    const word = outcome === 'ok' ? '' : `: ${paint(this.colour, 'bad', outcome)}`;
-    const tail = outcome === 'ok' ? (message ? `: ${plainText(message)}` : '') : `${word}${message ? `: ${plainText(message)}` : ''}`;
-    if (outcome !== 'ok' && message) this.failures.push(plainText(message));
+    const done = outcome === 'ok' || outcome === 'warned';
+    const mark = outcome === 'ok' ? paint(this.colour, 'ok', '✓') : outcome === 'warned' ? paint(this.colour, 'warn', '!') : paint(this.colour, 'bad', '✗');
+    const word = done ? '' : `: ${paint(this.colour, 'bad', outcome)}`;
+    const tail = done ? (message ? `: ${plainText(message)}` : '') : `${word}${message ? `: ${plainText(message)}` : ''}`;
+    if (!done && message) this.failures.push(plainText(message));
     this.emit(`${this.indent}${mark} ${plainText(name)} (${secs(ms)})${tail}`);
   }
 

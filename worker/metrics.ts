@@ -10,7 +10,7 @@
  * - pulse_readiness_wait_seconds: a readiness wait that ended ready, from its FIRST attempt (the wait's checkpoint
  *   survives a worker crash, so a resumed wait is measured whole);
  * - pulse_drain_requests_total{outcome} and pulse_drain_wait_seconds: each drain before a stop, what it let finish
- *   (drained) and what the stop cut (cut), and how long it waited;
+ *   (drained), and what each stop cut (cut: the requests in flight right before its signal), and how long it waited;
  * - pulse_deploys_total{action,result}: result ok when the final state is published (up, down), failed when the
  *   compensation marks the node failed, preflight_failed when preflight refuses; a deploy that fails before its
  *   stop step any other way is only in Temporal's own temporal_workflow_failed counter.
@@ -21,7 +21,7 @@ import type { Server } from 'node:http';
 import { Context } from '@temporalio/activity';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PulseActivities } from '../activities/contract.js';
-import type { DrainResult, WatchdogOutcome } from '../runtime/model/index.js';
+import type { DrainResult, StopResult, WatchdogOutcome } from '../runtime/model/index.js';
 import { PulseError } from '../runtime/errors.js';
 
 /** The step label of each activity (the names the CLI and RUNTIME.md use). */
@@ -69,7 +69,7 @@ export class PulseMetrics {
   });
   readonly drainRequests = new Counter({
     name: 'pulse_drain_requests_total',
-    help: 'Requests in flight when a drain before a stop began, by outcome: drained (finished before the stop) or cut (still running when the budget ran out)',
+    help: 'Requests of a stop, by outcome: drained (in flight when the drain before it began, finished before the stop) or cut (in flight right before the stop signal)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -115,11 +115,10 @@ function observeWatchdog(m: PulseMetrics, o: WatchdogOutcome): void {
   if (o.heal) m.watchdogHeals.inc({ node: o.node });
 }
 
-/** A drain's counts: what it let finish and what the stop after it cuts. */
+/** A drain's counts: what it let finish, and how long it waited (what the stop cuts, the stop itself counts). */
 function observeDrain(m: PulseMetrics, r: DrainResult): void {
   if (r.skipped) return;
   m.drainRequests.inc({ outcome: 'drained' }, r.drained);
-  m.drainRequests.inc({ outcome: 'cut' }, r.cut);
   m.drainWait.observe(r.waitedS);
 }
 
@@ -133,6 +132,8 @@ function observeOutcome(m: PulseMetrics, name: keyof PulseActivities, input: unk
   if (name === 'watchdogRecord') observeWatchdog(m, result as WatchdogOutcome);
   if (name === 'pollReadiness') m.readinessWait.observe((Date.now() - startMs) / 1000);
   if (name === 'drainServer') observeDrain(m, result as DrainResult);
+  // What a stop cut: the requests in flight right before its signal (the drain's last sample may be older).
+  if (name === 'stopServer') m.drainRequests.inc({ outcome: 'cut' }, (result as StopResult).atSignal ?? 0);
   if (name === 'runPreflight' && (result as { ok?: boolean }).ok === false) m.deploys.inc({ action: 'up', result: 'preflight_failed' });
   const s = input as { state?: string; action?: string };
   if (name === 'markFailed') m.deploys.inc({ action: s.action ?? 'unknown', result: 'failed' });

@@ -11,7 +11,7 @@ import { frameActivities, stepActivity } from './options.js';
 import { failDeploy, keepsRaw, lockInput, lockUse, NODE_LOCK_PATCH, refuseUnconfirmed, releaseLock, stopInput, takeLock } from './saga.js';
 import type { SagaState } from './saga.js';
 import { StepTracker } from './tracker.js';
-import { drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
+import { drainAfterStop, drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
 import type { DeployOptions, DeployResult, DownPlan } from '../runtime/model/index.js';
 
 /** One proxy per step (runtime/steps/catalog.ts). */
@@ -48,7 +48,7 @@ export async function downWorkflow(plan: DownPlan, opts?: DeployOptions): Promis
     saga.armed = true;
     const grace = stopGraceOf(drained);
     const stop = grace > 0 ? stepActivity(DOWN_STEPS.stop, plan.node, grace) : acts.stop;
-    await t.run(DOWN_STEPS.stop, () => stop(stopInput(plan), ...lock));
+    drainAfterStop(result, drained, await t.run(DOWN_STEPS.stop, () => stop(stopInput(plan), ...lock)));
     const pub = await t.run(DOWN_STEPS.publish, () => acts.publish(stateInput(plan, 'down', null)));
     result.warnings.push(...pub.warnings);
     if (pub.serves) result.serves = pub.serves;

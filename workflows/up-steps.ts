@@ -8,7 +8,7 @@ import { FAILURES } from '../runtime/failures.js';
 import { UP_STEPS, verdictOf } from '../runtime/steps/catalog.js';
 import { frameActivities, stepActivity } from './options.js';
 import { stopInput, type SagaState } from './saga.js';
-import { drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
+import { drainAfterStop, drainBeforeStop, drainOutcome, drainWarnings, stopGraceOf } from './drain.js';
 import type { StepTracker } from './tracker.js';
 import type { UpInput } from './plan-ref.js';
 import type { DeployResult, PreflightSummary, StartResult, UpPlan, WriteEnvResult } from '../runtime/model/index.js';
@@ -76,7 +76,7 @@ export async function runSteps(run: UpRun): Promise<void> {
   run.stopAt = Date.now();
   const grace = stopGraceOf(drained);
   const stop = grace > 0 ? stepActivity(UP_STEPS.stop, plan.node, grace) : acts.stop;
-  await t.run(UP_STEPS.stop, () => stop(stopInput(plan), ...run.lock));
+  drainAfterStop(run.result, drained, await t.run(UP_STEPS.stop, () => stop(stopInput(plan), ...run.lock)));
   await t.run(UP_STEPS.memory, () => acts.memory(step, ...run.lock));
   run.written = await t.run(UP_STEPS.writeEnv, () => acts.writeEnv(step, ...run.lock));
   run.result.backupPath = run.written.backupPath;

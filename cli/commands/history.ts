@@ -2,7 +2,7 @@
 import { FAILURES } from '../../runtime/failures.js';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { HistoryOptions } from '../options.js';
-import type { DeployResult, WatchdogOutcome } from '../../runtime/model/index.js';
+import type { DeployResult, DrainOutcome, WatchdogOutcome } from '../../runtime/model/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
@@ -27,6 +27,8 @@ export interface HistoryRow {
   outcome: string | null;
   /** A rollback: the deploy it undid (workflowId/runId), when an up's auto-rollback started it. */
   undid: string | null;
+  /** The drain before its stop (DeployResult.drain: cut is what the stop cut); null: no drain ran, or no result. */
+  drain: DrainOutcome | null;
   workflowId: string;
   runId: string;
   ui: string | null;
@@ -61,7 +63,7 @@ function baseQuery(node: string | undefined): string {
   return `${base} AND PulseNode = '${node}'`;
 }
 
-type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid'> & { rolloutNodes?: string };
+type Outcome = Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error' | 'undid'> & { drain?: DrainOutcome | null; rolloutNodes?: string };
 
 function outcomeOf(r: unknown): Outcome | null {
   const rollout = rolloutOutcome(r);
@@ -73,7 +75,7 @@ function outcomeOf(r: unknown): Outcome | null {
   const d = r as DeployResult;
   const word = d.errorType === FAILURES.cancelled.type ? 'cancelled' : 'failed';
   const result = d.ok ? `ok (${d.state})` : `${word} (${d.state})${d.error ? `: ${d.error}` : ''}`;
-  return { result, ok: d.ok, nodeState: d.state, error: d.error, undid: d.undid ?? null };
+  return { result, ok: d.ok, nodeState: d.state, error: d.error, undid: d.undid ?? null, drain: d.drain ?? null };
 }
 
 /** ok/failed with the node state, from the DeployResult (a failed deploy carries it in its failure's details). */
@@ -101,7 +103,7 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
     node: sa.get(SA_NODE) ?? rolloutNodes(outcome),
     action: sa.get(SA_ACTION) ?? info.type.replace(/Workflow$/, ''),
     profile: sa.get(SA_PROFILE) ?? null,
-    result: outcome.result, ok: outcome.ok, nodeState: outcome.nodeState, error: outcome.error, undid: outcome.undid,
+    result: outcome.result, ok: outcome.ok, nodeState: outcome.nodeState, error: outcome.error, undid: outcome.undid, drain: outcome.drain ?? null,
     durationS: end === undefined ? null : Math.round((end - info.startTime.getTime()) / 100) / 10,
     outcome: sa.get(SA_OUTCOME) ?? null,
     workflowId: info.workflowId,
@@ -170,7 +172,8 @@ export function historyText(rows: readonly HistoryRow[], hint: string | null, wi
   rows.forEach((r, i) => {
     const took = r.durationS === null ? '-' : duration(r.durationS);
     const undoes = r.undid ? `; undoes ${undoneWords(r.undid, rows)}` : '';
-    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}`);
+    const cut = r.drain && r.drain.cut > 0 ? `; the stop cut ${r.drain.cut} request${r.drain.cut === 1 ? '' : 's'}` : '';
+    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}${cut}`);
     if (wide) lines.push(`    ${r.ui ?? r.workflowId}`);
   });
   if (hint && wide) lines.push(hint);

@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { DeployResult, ReadinessEstimate, StepRaw, WaitProgress } from '../../runtime/model/index.js';
 import type { FollowOutcome } from '../follow-outcome.js';
-import { noteOf, noticeOf, stepOfActivity, verdictOf } from '../../runtime/steps/catalog.js';
+import { cautionOf, noteOf, noticeOf, stepOfActivity, verdictOf } from '../../runtime/steps/catalog.js';
 import type { ProgressPrinter } from '../progress-printer.js';
 
 /** Loosely typed slices of the proto messages we read (the SDK's generated types are unwieldy). */
@@ -153,10 +153,12 @@ function applyEvent(ev: HistoryEventLike, scheduled: Map<number, Scheduled>, p: 
     const value = done ? decodeFirst(done.result) : undefined;
     // A step can complete and still fail the deploy (preflight's checks, verify's answers): it gets its ✗ here.
     const wrong = done ? stepVerdict(s?.type ?? '', value, s?.name ?? null) : null;
-    const outcome = done ? (wrong === null ? 'ok' : 'failed') : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
+    const def = done ? stepOfActivity(s?.type ?? '', s?.name ?? null) : undefined;
+    // A step that completed and cut requests (the drain, the stop) is marked `!`, not ✓.
+    const ok = def && cautionOf(def, value) ? 'warned' : 'ok';
+    const outcome = done ? (wrong === null ? ok : 'failed') : ev.activityTaskCanceledEventAttributes ? 'cancelled' : 'failed';
     const note = wrong ?? (done ? stepNote(s?.type ?? '', value, s?.name ?? null) : failure ? failureText(failure).message : null);
     // A bookkeeping step with news (a corrupt lock it cleared) shows its line like any step.
-    const def = done ? stepOfActivity(s?.type ?? '', s?.name ?? null) : undefined;
     const news = def ? noticeOf(def, value) : null;
     p.stepEnded(s?.name ?? 'step', outcome, s ? at - s.at : 0, note, s?.bookkeeping === true && news === null);
     p.rawRecords(rawOf(value));

@@ -71,6 +71,12 @@ export interface DrainOutcome {
   idle: boolean;
   atStart: number;
   drained: number;
+  /**
+   * How many requests the stop cut: those in flight right before its signal (`atSignal`), or, where the stop read
+   * nothing (an older worker), the drain's last sample. With vLLM's --shutdown-timeout N > 0 an upper bound.
+   */
   cut: number;
+  /** The requests in flight right before the stop signal (StopResult.atSignal); null or absent: not read. */
+  atSignal?: number | null;
   detail: string;
 }

@@ -121,6 +121,15 @@ export interface StopResult extends StepRaw {
   /** The exit code the server stopped with (docker wait) and its meaning in words; null when it did not run. */
   exitCode?: number | null;
   exitMeaning?: string | null;
+  /**
+   * The requests in flight right before the stop signal (stop.sh reads them just before it runs the recipe's
+   * stop.sh): what the stop cut, with vLLM's default --shutdown-timeout 0. null: nothing ran or nothing was read;
+   * absent from older results.
+   */
+  atSignal?: number | null;
+  /** Where that count came from: vLLM's gauges, or the open client connections where /metrics could not be read. */
+  atSignalSource?: 'metrics' | 'connections' | null;
+  atSignalDetail?: string | null;
 }
 
 /**

@@ -2,8 +2,9 @@
 # It reads vLLM's own Prometheus page, GET /metrics: the gauges vllm:num_requests_running and
 # vllm:num_requests_waiting (vllm/v1/metrics/loggers.py), summed over their model_name/engine labels. The node .env's
 # API_KEY goes to curl on stdin (pulse_curl_auth), never on a command line. Where no page can be read (PULSE_HTTP=0: a
-# protected node without --yes; a build without /metrics; no answer) it counts the open client connections on the
-# server port instead (preflight's count), and says why. Read-only: a retry or a resumed drain is harmless.
+# protected node without --yes; a build without /metrics; no answer) or the page cannot be trusted (a negative, NaN or
+# infinite gauge, or not both gauges for the served model: pulse_vllm_gauges) it counts the open client connections on
+# the server port instead (preflight's count), and says why. Read-only: a retry or a resumed drain is harmless.
 # Inputs: PULSE_RECIPE_DIR, PULSE_CONTAINER, PULSE_PORT, PULSE_PROBE_HOST, PULSE_HTTP (1 or 0).
 # Record: drain{source (metrics, connections or not-running), running, waiting, connections, httpStatus,
 #               shutdownTimeoutS (--shutdown-timeout in the live .env's EXTRA_VLLM_ARGS, or null), detail}.
@@ -24,31 +25,15 @@ if [[ ${PULSE_HTTP:-1} != 1 ]]; then
 elif ! command -v curl >/dev/null 2>&1; then
   why='curl is not on PATH on the node'
 else
-  _drain_tmp=$(mktemp)
-  trap 'rm -f "$_drain_tmp"' EXIT
-  pulse_api_key "$env_file"
-  host=$PULSE_PROBE_HOST
-  [[ $host != *:* ]] || host="[$host]"
-  out=$(pulse_curl_auth -s -o "$_drain_tmp" -w '%{http_code}' --max-time 5 "http://$host:$PULSE_PORT/metrics" 2>/dev/null) || true
-  unset PULSE_API_KEY_VALUE
-  [[ $out =~ ^[0-9]{3}$ ]] && code=$((10#$out)) || code=0
-  if ((code == 200)); then
-    read -r seen running waiting < <(awk '
-      /^vllm:num_requests_running[{ ]/ { r += $NF; s = s "r" }
-      /^vllm:num_requests_waiting[{ ]/ { w += $NF; s = s "w" }
-      END { printf "%s %d %d\n", (s ~ /r/ && s ~ /w/) ? "yes" : "no", r, w }' "$_drain_tmp")
-    if [[ $seen == yes ]]; then
-      pulse_record drain source=metrics running:="$running" waiting:="$waiting" connections:=null httpStatus:=200 shutdownTimeoutS:="$grace" detail="GET /metrics: $running running, $waiting waiting"
-      exit 0
-    fi
-    why='GET /metrics has no vllm:num_requests_running/waiting gauges'
-  elif ((code == 0)); then
-    code=null why='GET /metrics: no answer'
-  elif ((code == 404)); then
-    why='the server serves no /metrics (404: an older build, or its Prometheus page is off)'
-  else
-    why="GET /metrics: HTTP $code"
+  # The gauges for the served model, checked (pulse_vllm_gauges): a page that lies is no page, and falls back.
+  read -r code verdict rest <<<"$(pulse_vllm_inflight "$env_file")" || true
+  if [[ $verdict == ok ]]; then
+    read -r running waiting <<<"$rest"
+    pulse_record drain source=metrics running:="$running" waiting:="$waiting" connections:=null httpStatus:="$code" shutdownTimeoutS:="$grace" detail="GET /metrics: $running running, $waiting waiting"
+    exit 0
   fi
+  why=${rest:-GET /metrics could not be read}
+  [[ $code =~ ^[0-9]+$ ]] || code=null
 fi
 conns=$(pulse_connections "$PULSE_PORT")
 pulse_record drain source=connections running:=null waiting:=null connections:="$conns" httpStatus:="$code" shutdownTimeoutS:="$grace" detail="$why; counted $conns open client connection(s) on port $PULSE_PORT instead"

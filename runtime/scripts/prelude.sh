@@ -24,6 +24,12 @@
 #                                               PULSE_DOCKER_DOWN. Asked only after a docker call failed.
 #   pulse_fail_docker_down [WHAT]               emits a `docker` record (ok false) and fails with exit 15.
 #   pulse_connections PORT                      how many client connections are open on PORT (ss, or /proc/net/tcp*).
+#   pulse_vllm_gauges PAGE ENV                  vLLM's two scheduler gauges for the served model of the .env ENV, read
+#                                               from the /metrics page in file PAGE: `ok RUNNING WAITING`, or
+#                                               `bad WHY` for a page pulse cannot trust (see its comment).
+#   pulse_vllm_inflight ENV [MAX_S]             GET /metrics of the server on PULSE_PROBE_HOST:PULSE_PORT (the API_KEY
+#                                               of ENV on stdin), read by pulse_vllm_gauges: `STATUS ok RUNNING
+#                                               WAITING` or `STATUS bad WHY` (STATUS: the HTTP code, null: no answer).
 # Exit codes (runtime/node/types.ts SCRIPT_EXIT): 0 ok, 10 refused, 11 precondition failed, 12 temporary,
 # 13 not ready, 14 unauthorized (the server wants a key the node .env does not give), 15 the Docker daemon does not
 # answer (stopped, its socket missing, permission denied). Anything else is a script failure.
@@ -350,6 +356,59 @@ pulse_ctime() {
 pulse_api_key() {
   PULSE_API_KEY_VALUE=
   if [[ -r $1 ]]; then PULSE_API_KEY_VALUE=$(pulse_env_get API_KEY "$1" 2>/dev/null) || PULSE_API_KEY_VALUE=; fi
+}
+
+# vLLM's gauges vllm:num_requests_running and vllm:num_requests_waiting (vllm/v1/metrics/loggers.py), labelled
+# model_name (the first served name: SERVED_MODEL_NAME, else MODEL) and engine (summed: one per data-parallel engine).
+# A count is a whole number >= 0: a negative, NaN, infinite or fractional value, or a page without both gauges for
+# the served model, is a page that lies or belongs to another server, and `bad` says which; summing it anyway once
+# turned running 2, waiting -2 into "idle" and a NaN into -2147483647 (mawk). The label value is escaped as
+# prometheus_client escapes it, and goes to awk through ENVIRON (awk -v would read its backslashes as escapes).
+pulse_vllm_gauges() {
+  local served
+  served=$(pulse_env_get SERVED_MODEL_NAME "$2" 2>/dev/null) || served=
+  [[ -n ${served// /} ]] || served=$(pulse_env_get MODEL "$2" 2>/dev/null) || served=
+  read -r served _ <<<"$served" || true
+  served=${served//\\/\\\\}
+  served=${served//\"/\\\"}
+  PULSE_GAUGE_LABEL="model_name=\"$served\"" PULSE_GAUGE_MODEL="${served:-?}" awk '
+    function take(kind,   rest, f) {
+      if (index($0, ENVIRON["PULSE_GAUGE_LABEL"]) == 0) return
+      rest = $0
+      sub(/^[^}]*}[ \t]*/, "", rest)
+      split(rest, f, /[ \t]+/)
+      if (f[1] !~ /^[0-9]+(\.0*)?$/) { bad = bad (bad == "" ? "" : ", ") "vllm:num_requests_" kind " is " (f[1] == "" ? "empty" : f[1]); return }
+      sum[kind] += f[1]
+      seen[kind] = 1
+    }
+    /^vllm:num_requests_running\{/ { take("running") }
+    /^vllm:num_requests_waiting\{/ { take("waiting") }
+    END {
+      m = ENVIRON["PULSE_GAUGE_MODEL"]
+      if (bad != "") printf "bad GET /metrics: %s for model %s (a count of requests is a whole number, never negative, NaN or infinite)\n", bad, m
+      else if (!seen["running"] || !seen["waiting"]) printf "bad GET /metrics has no vllm:num_requests_running and vllm:num_requests_waiting gauges for model %s\n", m
+      else printf "ok %d %d\n", sum["running"], sum["waiting"]
+    }' "$1"
+}
+
+pulse_vllm_inflight() {
+  local page out code host=$PULSE_PROBE_HOST
+  page=$(mktemp)
+  pulse_api_key "$1"
+  [[ $host != *:* ]] || host="[$host]"
+  out=$(pulse_curl_auth -s -o "$page" -w '%{http_code}' --max-time "${2:-5}" "http://$host:$PULSE_PORT/metrics" 2>/dev/null) || true
+  unset PULSE_API_KEY_VALUE
+  [[ $out =~ ^[0-9]{3}$ ]] && code=$((10#$out)) || code=0
+  if ((code == 200)); then
+    printf '200 %s\n' "$(pulse_vllm_gauges "$page" "$1")"
+  elif ((code == 0)); then
+    echo 'null bad GET /metrics: no answer'
+  elif ((code == 404)); then
+    echo '404 bad the server serves no /metrics (404: an older build, or its Prometheus page is off)'
+  else
+    echo "$code bad GET /metrics: HTTP $code"
+  fi
+  rm -f "$page"
 }
 
 pulse_lock_key() {

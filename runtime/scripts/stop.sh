@@ -1,7 +1,12 @@
 # stop: run the recipe's stop.sh from the recipe dir (it reads the current .env, so this runs before write-env),
 # then make sure the container is gone (docker rm -f when it lingers). A failing stop.sh is reported (exit 1)
-# after the container is removed anyway. Inputs: PULSE_RECIPE_DIR, PULSE_RECIPE_STOP, PULSE_CONTAINER.
-# Record: stopped{wasRunning,containerGone,stopExit,before,exitCode,exitMeaning,after}.
+# after the container is removed anyway. Inputs: PULSE_RECIPE_DIR, PULSE_RECIPE_STOP, PULSE_CONTAINER; with
+# PULSE_PORT and PULSE_PROBE_HOST (a worker's stop step) also the server's address.
+# Record: stopped{wasRunning,containerGone,stopExit,before,exitCode,exitMeaning,after,atSignal,atSignalSource,atSignalDetail}.
+# atSignal: the requests in flight right before stop.sh sends the signal, read from vLLM's own gauges (GET /metrics,
+# checked as the drain checks them), else the open client connections: the drain's last sample may be a second old,
+# and a request that begins after it is cut all the same (vLLM's default --shutdown-timeout 0 aborts every request
+# in flight at once). null: nothing ran, or no address was given.
 # Docker's states (moby daemon/stop.go, kill.go, delete.go): a paused container gets the stop signal and is then
 # unpaused by docker stop (and killed then unpaused by rm -f), so it needs nothing more; a restarting one has its
 # restart cancelled; `removing` is a removal already in progress (rm -f fails meanwhile: wait for it); `dead` is a
@@ -33,6 +38,20 @@ if [[ $was == true ]]; then
   waiter=$!
 fi
 
+# What the signal will cut, read as late as pulse can: the next thing is stop.sh, whose docker stop sends it.
+at=null at_source=null at_detail=
+if [[ $was == true && -n ${PULSE_PORT:-} ]]; then
+  at_source=metrics
+  read -r _ verdict rest <<<"$(pulse_vllm_inflight "$PULSE_RECIPE_DIR/.env" 2)" || true
+  if [[ $verdict == ok ]]; then
+    read -r running waiting <<<"$rest"
+    at=$((running + waiting)) at_detail="GET /metrics: $running running, $waiting waiting"
+  else
+    at_source=connections at=$(pulse_connections "$PULSE_PORT")
+    at_detail="${rest:-GET /metrics could not be read}; counted $at open client connection(s) on port $PULSE_PORT instead"
+  fi
+fi
+
 # stop.sh output is log, not records: it goes to stderr so it can never forge an @pulse line.
 rc=0
 (cd "$PULSE_RECIPE_DIR" && env -i HOME="${HOME:-/}" PATH="$PATH" bash "$stop" </dev/null 1>&2) || rc=$?
@@ -58,7 +77,7 @@ if [[ -n $waiter ]]; then
   [[ $code =~ ^[0-9]+$ ]] || code=null
   [[ $code == null ]] || meaning=$(pulse_exit_words "$code" "$oom")
 fi
-pulse_record stopped wasRunning:="$was" containerGone:="$gone" stopExit:="$rc" before="$before" exitCode:="$code" exitMeaning="$meaning" after="$now"
+pulse_record stopped wasRunning:="$was" containerGone:="$gone" stopExit:="$rc" before="$before" exitCode:="$code" exitMeaning="$meaning" after="$now" atSignal:="$at" atSignalSource:="$at_source" atSignalDetail="$at_detail"
 how=${meaning:+; it stopped with $meaning}
 ((rc == 0)) || pulse_fail 1 "stop.sh exited $rc (container was $before, gone: $gone$how)"
 if [[ $gone != true ]]; then

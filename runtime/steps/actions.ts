@@ -3,7 +3,7 @@ import { PulseError } from '../errors.js';
 import type { MemorySample, PlanRecipe, StartResult, StopResult, UpPlan, WriteEnvResult } from '../model/index.js';
 import type { NodeSession } from '../node/types.js';
 import { SCRIPT_EXIT } from '../node/types.js';
-import { memoryInputs, mkdirInputs, recipeInputs, startInputs, writeEnvInputs } from './inputs.js';
+import { memoryInputs, mkdirInputs, probeHost, recipeInputs, startInputs, writeEnvInputs } from './inputs.js';
 import { bool, lastRecord, num, runStep, str } from './run.js';
 import type { StepOptions } from './run.js';
 
@@ -13,13 +13,19 @@ export async function makeDirs(session: NodeSession, plan: UpPlan, opts?: StepOp
   await runStep(session, 'mkdir', mkdirInputs(plan), opts);
 }
 
-/** Run the recipe's stop.sh, then make sure the container is gone (docker rm -f if it lingers). */
-export async function stopServer(session: NodeSession, recipe: PlanRecipe, opts?: StepOptions): Promise<StopResult> {
-  const result = await runStep(session, 'stop', recipeInputs(recipe), opts);
+/**
+ * Run the recipe's stop.sh, then make sure the container is gone (docker rm -f if it lingers). With the server's
+ * address (`at`: its port and bind), stop.sh first reads what is in flight right before the signal (StopResult.atSignal).
+ */
+export async function stopServer(session: NodeSession, recipe: PlanRecipe, opts?: StepOptions, at?: { port: number; bind: string }): Promise<StopResult> {
+  const where: Record<string, string> = at ? { PULSE_PORT: String(at.port), PULSE_PROBE_HOST: probeHost(at.bind) } : {};
+  const result = await runStep(session, 'stop', { ...recipeInputs(recipe), ...where }, opts);
   const r = lastRecord(result, 'stopped');
+  const source = str(r, 'atSignalSource');
   return {
     wasRunning: bool(r, 'wasRunning'), containerGone: bool(r, 'containerGone'), before: str(r, 'before') ?? 'absent',
     exitCode: num(r, 'exitCode'), exitMeaning: str(r, 'exitMeaning') || null,
+    atSignal: num(r, 'atSignal'), atSignalSource: source === 'metrics' || source === 'connections' ? source : null, atSignalDetail: str(r, 'atSignalDetail') || null,
   };
 }
 

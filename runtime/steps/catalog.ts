@@ -52,6 +52,11 @@ export interface StepDef {
   bookkeeping?: true;
   /** What a bookkeeping step's line must show even without --verbose (its result's news: a corrupt lock cleared). */
   notice?: (result: unknown) => string | null;
+  /**
+   * Whether a step that completed did something the operator must heed (the drain or the stop cut requests): the CLI
+   * marks its line `!` in the warning colour, never a green ✓.
+   */
+  caution?: (result: unknown) => boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -112,14 +117,31 @@ function drainNotice(r: unknown): string | null {
   return drainNote(r);
 }
 
-/** `stopped`, with docker's state before when it was not plain running, and the exit the server stopped with in words. */
+/** A drain that ended with requests still in flight: the stop after it cuts them. */
+function drainCut(r: unknown): boolean {
+  const v = obj(r);
+  return v['idle' satisfies keyof DrainResult] === false && typeof v['cut'] === 'number' && (v['cut'] as number) > 0;
+}
+
+/** How many requests the stop's signal cut (in flight right before it), or 0. */
+function stopCut(r: unknown): number {
+  const n = obj(r)['atSignal' satisfies keyof StopResult];
+  return typeof n === 'number' && n > 0 ? n : 0;
+}
+
+/**
+ * `stopped`, with docker's state before when it was not plain running, the exit the server stopped with in words,
+ * and what its signal cut (the requests in flight right before it).
+ */
 function stopNote(r: unknown): string | null {
   const v = obj(r)['wasRunning' satisfies keyof StopResult];
   if (typeof v !== 'boolean') return null;
   if (!v) return 'was not running';
   const before = text(r, 'before' satisfies keyof StopResult);
   const exit = text(r, 'exitMeaning' satisfies keyof StopResult);
-  return `stopped${before && before !== 'running' ? ` (was ${before})` : ''}${exit ? `: ${exit}` : ''}`;
+  const n = stopCut(r);
+  const cut = n > 0 ? `; cut ${n} request${n === 1 ? '' : 's'} in flight (${text(r, 'atSignalDetail' satisfies keyof StopResult) ?? 'at the signal'})` : '';
+  return `stopped${before && before !== 'running' ? ` (was ${before})` : ''}${exit ? `: ${exit}` : ''}${cut}`;
 }
 
 function memoryNote(r: unknown): string | null {
@@ -173,8 +195,8 @@ export const UP_STEPS = {
   preflight: { step: 'preflight', activity: 'runPreflight', label: '1/9 preflight', title: 'step 1/9 preflight', script: 'preflight', preset: 'quick', plan: '1. preflight (read-only)', note: preflightNote, verdict: preflightVerdict },
   mkdir: { step: 'mkdir', activity: 'makeDirs', label: '2/9 mkdir', title: 'step 2/9 mkdir', script: 'mkdir', preset: 'quick', plan: '2. create the pulse-mkdir directories' },
   /** Part of step 3: before the stop, the requests in flight finish (up to the drain budget); only when a container serves. */
-  drain: { step: 'drain', activity: 'drainServer', label: '3/9 drain', title: 'step 3/9 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: '3. drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice },
-  stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote },
+  drain: { step: 'drain', activity: 'drainServer', label: '3/9 drain', title: 'step 3/9 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: '3. drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice, caution: drainCut },
+  stop: { step: 'stop', activity: 'stopServer', label: '3/9 stop', title: 'step 3/9 stop', script: 'stop', preset: 'stop', plan: '3. stop.sh, then make sure the container is gone', note: stopNote, caution: (r) => stopCut(r) > 0 },
   memory: { step: 'memory', activity: 'waitForMemory', label: '4/9 memory wait', title: 'step 4/9 memory wait', script: 'memory', preset: 'memory-wait', plan: '4. wait until MemAvailable >= {gate} GiB (one sample per poll)', note: memoryNote },
   writeEnv: { step: 'write-env', activity: 'writeEnv', label: '5/9 write .env', title: 'step 5/9 write .env', script: 'write-env', preset: 'quick', plan: '5. back up and write the .env (skipped when the identity is the same)', note: writeEnvNote },
   /** Not a step of its own: the node state 'starting', written inside step 6 just before start.sh runs. */
@@ -187,8 +209,8 @@ export const UP_STEPS = {
 
 /** The two steps of `pulse model down`. */
 export const DOWN_STEPS = {
-  drain: { step: 'drain', activity: 'drainServer', label: '1/2 drain', title: 'step 1/2 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: 'drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice },
-  stop: { step: 'stop', activity: 'stopServer', label: '1/2 stop', title: 'step 1/2 stop', script: 'stop', preset: 'stop', plan: 'stop: stop.sh, then make sure the container is gone', note: stopNote },
+  drain: { step: 'drain', activity: 'drainServer', label: '1/2 drain', title: 'step 1/2 stop: drain the requests in flight first', script: 'drain', preset: 'drain', plan: 'drain: poll GET /metrics until nothing runs or waits (up to the drain budget)', note: drainNote, bookkeeping: true, notice: drainNotice, caution: drainCut },
+  stop: { step: 'stop', activity: 'stopServer', label: '1/2 stop', title: 'step 1/2 stop', script: 'stop', preset: 'stop', plan: 'stop: stop.sh, then make sure the container is gone', note: stopNote, caution: (r) => stopCut(r) > 0 },
   publish: { step: 'publish', activity: 'publishState', label: '2/2 publish state', title: 'step 2/2 publish state', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;
 
@@ -271,6 +293,11 @@ export function verdictOf(def: StepDef, result: unknown): string | null {
 /** What a bookkeeping step must show without --verbose, from its result (null: nothing; its line stays hidden). */
 export function noticeOf(def: StepDef, result: unknown): string | null {
   return def.notice?.(result) ?? null;
+}
+
+/** Whether a finished step's line is marked `!` rather than ✓ (catalog StepDef.caution). */
+export function cautionOf(def: StepDef, result: unknown): boolean {
+  return def.caution?.(result) === true;
 }
 
 /** What a finished step says beside its ✓, from its result (null: nothing to say). */

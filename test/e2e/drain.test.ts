@@ -3,7 +3,9 @@
  * flight finish before an up's restart stops it (0 cut); a short --drain-s budget stops anyway and says how many it
  * cut (the sim counts them too); down and each node of a rollout drain; a worker SIGKILLed during the drain still ends
  * with one stop, one start.sh and 0 cut; a server without /metrics is said so, with the connections counted instead;
- * a protected node's API key never appears in any output.
+ * a protected node's API key never appears in any output. What the stop cut is counted right before its signal (a
+ * request that began after the drain's last sample included: its line is `!`, not ✓, and history keeps the count); a
+ * /metrics that lies (a negative or NaN gauge, another model's) is not idle.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +13,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Sim } from '../sim/index.js';
 import { clearInflight, inflightCounts, inflightRecords } from '../sim/vllm-metrics.js';
+import type { MetricsLie } from '../sim/control.js';
 import { backgroundWorkerPid, runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
 import { streamChat, type StreamOutcome } from '../helpers/stream-client.js';
@@ -84,9 +87,65 @@ test('a short --drain-s budget stops anyway and says how many it cut; --json, th
   assert.equal(result.drain?.idle, false);
   assert.equal(result.drain?.cut, 3);
   assert.equal(result.drain?.budgetS, 1);
-  assert.ok(result.warnings.some((w) => /the budget of 1s ran out with 3 requests in flight \(3 running, 0 waiting\): the stop cut them/.test(w)), result.warnings.join('\n'));
+  assert.equal(result.drain?.atSignal, 3, 'counted right before the stop signal');
+  assert.ok(result.warnings.some((w) => /the budget of 1s ran out; at the stop signal 3 requests in flight \(GET \/metrics: 3 running, 0 waiting\): the stop cut them/.test(w)), result.warnings.join('\n'));
   assert.deepEqual((await clients.done).map((c) => c.complete), [false, false, false]);
   assert.equal(inflightCounts(sim!.node('simA').paths.state).cut, 3);
+});
+
+test('a request that begins after the drain saw the server idle: the stop cut it, and the result, the step lines and history say so', async () => {
+  const node = sim!.node('simA');
+  assert.equal((await up('best', 'simA')).code, 0);
+  node.setControl({ generationMs: 200, holdGeneration: true });
+  clearInflight(node.paths.state);
+  const reads = metricsReads('simA');
+  const run = startCli(['model', 'down', '--node', 'simA'], env);
+  // The drain's sample finds nothing in flight and ends the drain; a client's request begins right after it (held in
+  // flight), before the stop's signal: as a client sending back-to-back requests does.
+  await until('the drain read /metrics', () => metricsReads('simA') > reads, 120_000, { everyMs: 10 });
+  const client = streamChat(node.vllmPort);
+  const r = await run.done;
+  release('simA');
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /^! 1\/2 stop on simA \([\d.ms]+\): stopped[^\n]*; cut 1 request in flight \(GET \/metrics: 1 running, 0 waiting\)$/m, 'the stop cut it: `!`, not a ✓');
+  assert.match(r.stdout, /drain: the drain saw the server idle, then requests came; at the stop signal 1 request in flight/);
+  const outcome = await client;
+  assert.equal(outcome.aborted, true, 'vLLM answered it finish_reason "abort"');
+  assert.equal(inflightCounts(node.paths.state).cut, 1, 'the sim counts it cut too');
+  const h = await runCli(['model', 'history', '--node', 'simA', '--json', '--limit', '1'], env);
+  const row = (JSON.parse(h.stdout) as { action: string; drain: DeployResult['drain'] | null }[])[0];
+  assert.equal(row?.action, 'down');
+  assert.equal(row?.drain?.idle, true, 'the drain itself did reach idle');
+  assert.equal(row?.drain?.cut, 1);
+  assert.equal(row?.drain?.atSignal, 1);
+  const table = await runCli(['model', 'history', '--node', 'simA', '--limit', '1'], env);
+  assert.match(table.stdout, /down on simA .*; the stop cut 1 request$/m);
+});
+
+test('a /metrics that lies is not idle: a negative, NaN or another model\'s gauge falls back to the connections and says why', async () => {
+  const node = sim!.node('simB');
+  const cases: [MetricsLie, RegExp][] = [
+    [{ running: '2.0', waiting: '-2.0' }, /vllm:num_requests_waiting is -2\.0 for model qwen38/],
+    [{ running: 'NaN' }, /vllm:num_requests_running is NaN for model qwen38/],
+    [{ waiting: '+Inf' }, /vllm:num_requests_waiting is \+Inf for model qwen38/],
+    [{ modelName: 'another-model' }, /no vllm:num_requests_running and vllm:num_requests_waiting gauges for model qwen38/],
+  ];
+  for (const [lie, why] of cases) {
+    assert.equal((await up('best', 'simB')).code, 0);
+    const clients = await inFlight('simB', 1);
+    node.setControl({ metricsLie: lie });
+    const run = startCli(['model', 'down', '--node', 'simB'], env);
+    // Not idle: the open connection of the request in flight holds the stop until it is done.
+    await waitForOutput(run, /… draining: 1 open connection \(no \/metrics\)/);
+    release('simB');
+    const r = await run.done;
+    node.setControl({ metricsLie: null });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, why, JSON.stringify(lie));
+    assert.match(r.stdout, /counted \d+ open client connection\(s\) on port \d+ instead/);
+    assert.equal((await clients.done)[0]?.complete, true, `${JSON.stringify(lie)}: the request finished before the stop`);
+    assert.equal(inflightCounts(node.paths.state).cut, 0);
+  }
 });
 
 test('down drains: the step says how many finished', async () => {

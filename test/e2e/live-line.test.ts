@@ -135,6 +135,11 @@ test('colour only on a terminal and never with NO_COLOR; --quiet shows only the 
   const tty = sink(true);
   new ProgressPrinter(tty, Date.now, null, { env: {} }).stepEnded('1/9 preflight on n', 'ok', 100, null);
   assert.match(tty.text, /\x1b\[32m✓\x1b\[0m/);
+  // A step that completed but cut requests (the drain, the stop): `!` in the warning colour, never a green ✓.
+  const cut = sink(true);
+  new ProgressPrinter(cut, Date.now, null, { env: {} }).stepEnded('1/2 stop on n', 'warned', 100, 'stopped; cut 1 request in flight');
+  assert.doesNotMatch(cut.text, /✓|\x1b\[32m/);
+  assert.match(cut.text, /\x1b\[3\dm!\x1b\[0m 1\/2 stop on n \(0\.1s\): stopped; cut 1 request in flight/);
   for (const [out, env] of [[sink(true), { NO_COLOR: '1' }], [sink(false), {}]] as const) {
     new ProgressPrinter(out, Date.now, null, { env }).stepEnded('1/9 preflight on n', 'failed', 100, 'boom');
     assert.equal(out.text, '✗ 1/9 preflight on n (0.1s): failed: boom\n');

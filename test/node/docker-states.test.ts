@@ -17,6 +17,8 @@ import type { ReadinessSeen, UpPlan } from '../../runtime/model/index.js';
 import { probeReadiness, startServer, stopServer } from '../../runtime/steps/index.js';
 import type { SimNode } from '../sim/index.js';
 import { PROFILE_IMAGE } from '../sim/paths.js';
+import { clearInflight, inflightRecords } from '../sim/vllm-metrics.js';
+import { until } from '../helpers/until.js';
 import { harness } from './helpers.js';
 import type { Harness } from './helpers.js';
 import { fullUp } from './suite.js';
@@ -85,7 +87,7 @@ describe('node steps on docker states and exits (ssh)', () => {
     n.addVolume(n.containerName);
     await fullUp(s, p, 'docker-image-1');
     const r = await stopServer(s, p.recipe);
-    assert.deepEqual({ ...r, raw: undefined }, { wasRunning: true, containerGone: true, before: 'running', exitCode: 0, exitMeaning: 'exit 0: it ended by itself or after a clean shutdown', raw: undefined });
+    assert.deepEqual({ ...r, raw: undefined }, { wasRunning: true, containerGone: true, before: 'running', exitCode: 0, exitMeaning: 'exit 0: it ended by itself or after a clean shutdown', atSignal: null, atSignalSource: null, atSignalDetail: null, raw: undefined });
     const again = await stopServer(s, p.recipe);
     assert.deepEqual([again.wasRunning, again.containerGone, again.before, again.exitCode], [false, true, 'absent', null]);
   });
@@ -188,19 +190,20 @@ describe('node steps on docker states and exits (ssh)', () => {
     const env = readFileSync(n.envPath, 'utf8');
     appendFileSync(n.envPath, 'EXTRA_VLLM_ARGS="--shutdown-timeout 30"\n');
     try {
-      // Every answer of this server takes 15 s (the sim reads its controls when the server starts).
-      n.setControl({ failure: 'slow', slowMs: 15_000 });
+      // A completion that takes 15 s is in flight: vLLM's drain lets it run up to its 30 s, past docker's 10.
+      n.setControl({ generationMs: 15_000 });
       await startServer(s, p, 'docker-drain-1');
       for (let i = 0; i < 200 && !(await listening(n.vllmPort)); i++) await sleep(50);
-      n.exec(`(curl -s -m 90 http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
-      await sleep(500);
+      clearInflight(n.paths.state);
+      n.exec(`(curl -s -m 90 -H 'content-type: application/json' -d '{"messages":[]}' http://127.0.0.1:${n.vllmPort}/v1/chat/completions >/dev/null 2>&1 </dev/null &)`);
+      await until('the completion in flight', () => inflightRecords(n.paths.state).some((r) => r.event === 'begin'), 30_000);
       const t0 = Date.now();
       const r = await stopServer(s, p.recipe);
       assert.ok(Date.now() - t0 >= 9000, `docker stop waited its 10 s: ${JSON.stringify({ ...r, raw: undefined })}`);
       assert.equal(r.exitCode, 137);
       assert.match(r.exitMeaning ?? '', /^exit 137: killed by SIGKILL \(docker stop timed out and killed it/);
     } finally {
-      n.setControl({ failure: 'none' });
+      n.setControl({ generationMs: 0 });
       writeFileSync(n.envPath, env);
     }
   });

@@ -1,7 +1,8 @@
 /**
  * The simulated vLLM against what vLLM's source does (docs/SIMULATOR.md "Fidelity", vLLM table): the release
  * switch (log prefixes, the KV cache in one line or two, error shapes, the reasoning field), the API key from
- * --api-key or VLLM_API_KEY on /v1 only, a chat request without `model`, the usage block, /v1/models and /health.
+ * --api-key or VLLM_API_KEY on /v1 only, a chat request without `model`, the usage block, /v1/models and /health,
+ * SIGTERM with --shutdown-timeout 0 and N (the answers finish_reason "abort"), a dead engine's 500.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -128,5 +129,60 @@ describe('the simulated vLLM follows the vLLM source', () => {
     assert.equal(full.choices[0]?.finish_reason, 'stop');
     assert.equal(full.choices[0]?.message.content, 'Yes, I am up and ready to help.');
     assert.match(full.choices[0]?.message.reasoning ?? '', /one short sentence and nothing more\.\n?$/);
+  });
+
+  /** Until the server's /metrics shows `n` completions running (a request in flight, without a fixed sleep). */
+  const running = (p: number, n: number) => `for i in $(seq 200); do curl -s localhost:${p}/metrics | grep -q '^vllm:num_requests_running{.*} ${n}\\.0$' && break; sleep 0.05; done`;
+  const streamReq = '{"messages":[{"role":"user","content":"are you up?"}],"stream":true}';
+  const plainReq = '{"messages":[{"role":"user","content":"are you up?"}]}';
+  const post = (p: number, body: string, out: string) => `curl -sN -H 'content-type: application/json' -d '${body}' localhost:${p}/v1/chat/completions >${out}`;
+
+  test('SIGTERM with --shutdown-timeout 0 (the default): every request in flight is answered at once, HTTP 200, finish_reason "abort"; exit 0', async () => {
+    const s = await serve({ generationMs: 60_000 }, '--served-model-name qwen38', (p) => [
+      'd=$(mktemp -d)', `${post(p, streamReq, '$d/s')} &`, `${post(p, plainReq, '$d/p')} &`, running(p, 2),
+      't0=$(date +%s%N)', `docker stop -t 10 ${CONTAINER_NAME} >/dev/null`, 'echo "STOPMS=$((($(date +%s%N) - t0) / 1000000))"', 'wait',
+      `echo "ABORTCHUNK=$(grep -c '"finish_reason":"abort"' $d/s) DONE=$(grep -c '^data: \\[DONE\\]' $d/s)"`,
+      'printf "PLAIN "; cat $d/p; echo', `echo "EXIT=$(docker inspect -f '{{.State.ExitCode}}' ${CONTAINER_NAME})"`,
+    ].join('\n'));
+    assert.match(s.out, /^ABORTCHUNK=1 DONE=1$/m, 'the stream ends with an abort finish chunk, then [DONE]');
+    const plain = s.json('PLAIN') as { choices: { finish_reason: string }[] };
+    assert.equal(plain.choices[0]?.finish_reason, 'abort');
+    assert.match(s.out, /^EXIT=0$/m);
+    assert.ok(Number(/^STOPMS=(\d+)$/m.exec(s.out)?.[1]) < 5000, `vLLM exits within moments, not at docker's 10 s: ${s.out}`);
+  });
+
+  test('SIGTERM with --shutdown-timeout N: what runs finishes, /health stays 200, a request that arrives meanwhile is answered 200 "abort"', async () => {
+    const s = await serve({ generationMs: 2000 }, '--served-model-name qwen38 --shutdown-timeout 30', (p) => [
+      'd=$(mktemp -d)', `${post(p, streamReq, '$d/s')} &`, running(p, 1),
+      `docker kill -s TERM ${CONTAINER_NAME} >/dev/null`,
+      `for i in $(seq 100); do docker logs ${CONTAINER_NAME} 2>&1 | grep -q 'Shutting down FastAPI HTTP server' && break; sleep 0.05; done`,
+      code(p, 'HEALTH', '/health'), `${post(p, plainReq, '$d/late')}`, 'printf "LATE "; cat $d/late; echo', 'wait',
+      `echo "STREAM stop=$(grep -c '"finish_reason":"stop"' $d/s) abort=$(grep -c '"finish_reason":"abort"' $d/s)"`,
+      `echo "EXIT=$(docker wait ${CONTAINER_NAME})"`,
+    ].join('\n'));
+    assert.match(s.out, /^HEALTH=200$/m, '/health answers 200 until the engine is gone');
+    const late = s.json('LATE') as { choices: { finish_reason: string }[] };
+    assert.equal(late.choices[0]?.finish_reason, 'abort', 'the engine takes no new work: answered at once, HTTP 200');
+    assert.match(s.out, /^STREAM stop=1 abort=0$/m, 'the request in flight when the signal came finished');
+    assert.match(s.out, /^EXIT=0$/m);
+  });
+
+  test('a dead engine: completions answer 500 with no body (launcher.py runtime_exception_handler), /health 503', async () => {
+    const n = sim.node('spark1');
+    n.setControl({ ...DEFAULT_CONTROL, readyDelayMs: 100 });
+    const p = n.vllmPort;
+    const started = await sshScript(sim, 'spark1', `docker run -d --name ${CONTAINER_NAME} --gpus all --network host ${PROFILE_IMAGE} vllm serve Qwen/Qwen3.8-Flash-Next --port ${p} --host 127.0.0.1 >/dev/null
+for i in $(seq 200); do curl -s -o /dev/null localhost:${p}/health && break; sleep 0.05; done`);
+    assert.equal(started.code, 0, started.stderr);
+    n.setControl({ engineDead: true });
+    try {
+      const r = await sshScript(sim, 'spark1', [code(p, 'health', '/health'), code(p, 'models', '/v1/models'), `echo "chat=$(curl -s -o /dev/null -w '%{http_code}:%{size_download}' -H 'content-type: application/json' -d '${plainReq}' localhost:${p}/v1/chat/completions)"`].join('\n'));
+      assert.match(r.stdout, /^health=503$/m);
+      assert.match(r.stdout, /^models=200$/m, 'the model list needs no engine');
+      assert.match(r.stdout, /^chat=500:0$/m, 'a completion needs the engine: 500, empty body');
+    } finally {
+      n.setControl({ engineDead: false });
+      await sshScript(sim, 'spark1', `docker rm -f ${CONTAINER_NAME} >/dev/null`);
+    }
   });
 });

@@ -74,6 +74,19 @@ export interface NodeControl {
   holdGeneration: boolean;
   /** The server serves no GET /metrics (404), as a build without the Prometheus page (an older one) does. */
   metricsMissing: boolean;
+  /**
+   * A test's lie on GET /metrics (read live): the scheduler gauges' values written as given (`-2.0`, `NaN`, `+Inf`)
+   * instead of the true counts, and/or another model_name label. No vLLM writes such a page; a broken exporter, a
+   * proxy in front of it or another server on the port can, and pulse must not read it as idle.
+   */
+  metricsLie: MetricsLie | null;
+}
+
+/** What a lying /metrics page shows in place of the truth (vllm-metrics.ts metricsPage). */
+export interface MetricsLie {
+  running?: string;
+  waiting?: string;
+  modelName?: string;
 }
 
 export const DEFAULT_CONTROL: NodeControl = {
@@ -91,6 +104,7 @@ export const DEFAULT_CONTROL: NodeControl = {
   generationMs: 0,
   holdGeneration: false,
   metricsMissing: false,
+  metricsLie: null,
 };
 
 /** Reads the control file of the node whose sim state dir is `stateDir` (defaults when absent or broken). */

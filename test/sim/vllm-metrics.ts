@@ -10,12 +10,13 @@
  *
  * The cut record is a file under the node's sim state dir (SIM_STATE/inflight.jsonl): a `begin` line when a
  * completion starts, an `end` line when its last byte went out (or its client went away), a `cut` line for each one
- * still running when the process exits. A SIGKILLed server writes no `cut` line: a `begin` with no `end` counts as cut
+ * the shutdown answered with finish_reason "abort" (vllm.ts) or still running when the process exits. A SIGKILLed server writes no `cut` line: a `begin` with no `end` counts as cut
  * too, so the count holds wherever the server runs (a process here, or a container with the state dir bind-mounted).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { appendJsonLine, readJsonLines } from './control.js';
+import type { MetricsLie } from './control.js';
 
 /** vLLM's SchedulerConfig default for max_num_seqs on the V1 engine (api server, one GPU). */
 export const DEFAULT_MAX_NUM_SEQS = 256;
@@ -26,6 +27,8 @@ export interface InflightRecord {
   at: string;
   /** `begin`: whether the client asked for a stream. */
   stream?: boolean;
+  /** `cut`: `abort` when the shutdown answered it with finish_reason "abort" (absent: the process exited under it). */
+  reason?: 'abort';
 }
 
 const FILE = 'inflight.jsonl';
@@ -54,6 +57,17 @@ export class Inflight {
     appendJsonLine(path.join(this.stateDir, FILE), { event: 'end', id, at: new Date().toISOString() } satisfies InflightRecord);
   }
 
+  /** The shutdown aborted it (its answer ended with finish_reason "abort"): a `cut` line, the stop cut it. */
+  abort(id: string): void {
+    if (!this.live.delete(id)) return;
+    appendJsonLine(path.join(this.stateDir, FILE), { event: 'cut', id, at: new Date().toISOString(), reason: 'abort' } satisfies InflightRecord);
+  }
+
+  /** How many are in flight. */
+  get size(): number {
+    return this.live.size;
+  }
+
   /** The process exits: every completion still running is cut (synchronous: it runs in the 'exit' handler). */
   cutAll(): void {
     for (const id of this.live) appendJsonLine(path.join(this.stateDir, FILE), { event: 'cut', id, at: new Date().toISOString() } satisfies InflightRecord);
@@ -79,16 +93,19 @@ function label(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-/** The page GET /metrics answers (content type text/plain; version=0.0.4), with the gauges pulse reads. */
-export function metricsPage(modelName: string, running: number, waiting: number): string {
-  const labels = `{engine="0",model_name="${label(modelName)}"}`;
+/**
+ * The page GET /metrics answers (content type text/plain; version=0.0.4), with the gauges pulse reads; a test's `lie`
+ * (control.ts metricsLie) replaces their values or their model label.
+ */
+export function metricsPage(modelName: string, running: number, waiting: number, lie: MetricsLie | null = null): string {
+  const labels = `{engine="0",model_name="${label(lie?.modelName ?? modelName)}"}`;
   return [
     '# HELP vllm:num_requests_running Number of requests in model execution batches.',
     '# TYPE vllm:num_requests_running gauge',
-    `vllm:num_requests_running${labels} ${pyFloat(running)}`,
+    `vllm:num_requests_running${labels} ${lie?.running ?? pyFloat(running)}`,
     '# HELP vllm:num_requests_waiting Number of requests waiting to be processed.',
     '# TYPE vllm:num_requests_waiting gauge',
-    `vllm:num_requests_waiting${labels} ${pyFloat(waiting)}`,
+    `vllm:num_requests_waiting${labels} ${lie?.waiting ?? pyFloat(waiting)}`,
     '# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.',
     '# TYPE vllm:kv_cache_usage_perc gauge',
     `vllm:kv_cache_usage_perc${labels} ${pyFloat(Math.min(1, (running + waiting) / 64))}`,

@@ -87,13 +87,36 @@ process.on('exit', () => completions?.cutAll());
 /**
  * SIGTERM as vLLM handles it: while the engine loads, api_server.py's handler raises KeyboardInterrupt
  * ("terminated"), which ends the process the way an uncaught KeyboardInterrupt ends CPython (killed by SIGINT:
- * docker records 130). Once uvicorn serves, its handler stops accepting and drains the requests in flight for up
- * to --shutdown-timeout seconds (0: none), then exits 0; a drain longer than `docker stop -t` ends in SIGKILL (137).
+ * docker records 130). Once it serves, vLLM's shutdown follows --shutdown-timeout (default 0): with 0 every request
+ * in flight is aborted at once (its answer, HTTP 200, ends with finish_reason "abort"; vLLM's own shutdown test,
+ * test_abort_timeout_fails_inflight_requests), and the process exits 0 within moments. With N > 0 the engine finishes
+ * what runs for up to N s while the HTTP listener still accepts: /health stays 200 until the engine is gone, and a
+ * completion that arrives meanwhile is answered at once, HTTP 200 with finish_reason "abort" (the engine takes no new
+ * work); what still runs after N s is aborted the same way. A drain longer than `docker stop -t` ends in SIGKILL
+ * (137). A second signal changes nothing (launcher.py ignores a duplicate shutdown signal).
  */
 let serving: http.Server | null = null;
-let inFlight = 0;
 /** The completions being generated (set once the server serves). */
 let completions: Inflight | null = null;
+/** Set by SIGTERM: every completion still generating ends now with finish_reason "abort". */
+let aborting = false;
+let abortNow: () => void = () => undefined;
+const aborted = new Promise<void>((resolve) => (abortNow = resolve));
+/** Whether the shutdown began (a completion that arrives then is aborted at once). */
+let stopping = false;
+/** The answers not yet written out: the exit waits for them (an aborted answer must reach its client). */
+const answering = new Set<http.ServerResponse>();
+/** Sleeps `ms`, or less when the shutdown aborts the completions. */
+const abortable = (ms: number): Promise<unknown> => Promise.race([sleep(ms), aborted]);
+
+function abortAllAndExit(): void {
+  aborting = true;
+  abortNow();
+  const exitAt = Date.now() + 2000;
+  const exit = () => (answering.size === 0 || Date.now() >= exitAt ? process.exit(0) : setTimeout(exit, 10));
+  setTimeout(exit, 10);
+}
+
 process.on('SIGTERM', () => {
   if (!serving) {
     log.write('stderr', 'KeyboardInterrupt: terminated');
@@ -104,13 +127,13 @@ process.on('SIGTERM', () => {
     setTimeout(() => process.exit(130), 20);
     return;
   }
+  if (stopping) return;
+  stopping = true;
   log.info('launcher.py:80', 'Shutting down FastAPI HTTP server.');
-  serving.close();
-  const limitMs = Number(parsed.flags['shutdown-timeout'] ?? 0) * 1000;
-  const until = Date.now() + limitMs;
+  const until = Date.now() + Number(parsed.flags['shutdown-timeout'] ?? 0) * 1000;
   const tick = () => {
-    if (inFlight === 0 || Date.now() >= until) process.exit(0);
-    setTimeout(tick, 50);
+    if ((completions?.size ?? 0) === 0 || Date.now() >= until) abortAllAndExit();
+    else setTimeout(tick, 50);
   };
   tick();
 });
@@ -299,8 +322,6 @@ function engineDeadNow(): boolean {
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, args: ServeArgs, control: NodeControl, maxLen: number): Promise<void> {
-  inFlight += 1;
-  res.once('close', () => (inFlight -= 1));
   const body = await readBody(req);
   const url = (req.url ?? '/').split('?')[0]!;
   const keys = apiKeys(args);
@@ -315,11 +336,15 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
   else if (req.method === 'GET' && url === '/v1/models') status = reply(res, 200, modelList(args, control, maxLen));
   else if (req.method === 'GET' && url === '/metrics') {
     // vllm/entrypoints/serve: the Prometheus app is mounted at /metrics, outside /v1 (no key needed).
-    if (readControl(stateDir).metricsMissing) status = reply(res, 404, { detail: 'Not Found' });
+    const live = readControl(stateDir);
+    if (live.metricsMissing) status = reply(res, 404, { detail: 'Not Found' });
     else {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(metricsPage(servedNames(args, control)[0] ?? args.model, completions?.running ?? 0, completions?.waiting ?? 0));
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(metricsPage(servedNames(args, control)[0] ?? args.model, completions?.running ?? 0, completions?.waiting ?? 0, live.metricsLie));
       status = 200;
     }
+  } else if (req.method === 'POST' && url === '/v1/chat/completions' && engineDeadNow()) {
+    // launcher.py _add_shutdown_handlers: EngineDeadError is answered by runtime_exception_handler, HTTP 500, no body.
+    status = reply(res, 500, undefined);
   } else if (req.method === 'POST' && url === '/v1/chat/completions') {
     const answer = chatCompletion(chatSetup(args, control, maxLen), body);
     status = await complete(res, answer, wantsStream(body), readControl(stateDir).generationMs);
@@ -340,37 +365,61 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, args:
 /**
  * Sends a completion that takes `ms` to generate: in flight (vllm:num_requests_running) until its last byte. A stream
  * sends its chunks over that time; a plain answer comes whole at its end. A client that leaves ends it early; a test's
- * holdGeneration keeps it from ending.
+ * holdGeneration keeps it from ending. The shutdown aborts it (and one that arrives during it, at once): the answer
+ * ends then with finish_reason "abort", and the record counts it cut.
  */
 async function complete(res: http.ServerResponse, answer: ChatAnswer, stream: boolean, ms: number): Promise<number> {
   if (answer.status !== 200 || !completions) return reply(res, answer.status, answer.body);
-  const id = completions.begin(stream);
+  const inflight = completions;
+  const id = inflight.begin(stream);
+  answering.add(res);
   let gone = false;
   res.once('close', () => {
     gone = true;
-    completions?.end(id);
+    answering.delete(res);
+    inflight.end(id);
   });
+  // One that arrives during the shutdown is aborted at once (the engine takes no new work); one in flight when it
+  // began runs on until the grace ends.
+  const late = stopping;
+  const cut = (): boolean => late || aborting;
   const held = async (): Promise<void> => {
-    while (!gone && readControl(stateDir).holdGeneration) await sleep(50);
+    while (!gone && !cut() && readControl(stateDir).holdGeneration) await abortable(50);
   };
+  const finish = (): void => (cut() ? inflight.abort(id) : inflight.end(id));
   if (!stream) {
-    await sleep(ms);
+    if (!cut()) await abortable(ms);
     await held();
-    if (!gone) reply(res, answer.status, answer.body);
-    completions.end(id);
+    finish();
+    if (!gone) reply(res, 200, cut() ? abortedBody(answer) : answer.body);
     return answer.status;
   }
   const chunks = streamChunks(answer);
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   for (const [i, c] of chunks.entries()) {
-    if (i === chunks.length - 2) await held(); // the finish chunk and [DONE] wait for a test's hold
+    const last = i === chunks.length - 2;
+    if (cut() && i > 0 && i < chunks.length - 2) continue; // aborted: no more tokens, the finish chunk says so
+    if (last) await held(); // the finish chunk and [DONE] wait for a test's hold
     if (gone) break;
-    res.write(`data: ${c}\n\n`);
-    if (i < chunks.length - 1) await sleep(ms / Math.max(1, chunks.length - 1));
+    res.write(`data: ${last && cut() ? abortChunk(c) : c}\n\n`);
+    if (i < chunks.length - 2 && !cut()) await abortable(ms / Math.max(1, chunks.length - 1));
   }
+  finish();
   if (!gone) res.end();
-  completions.end(id);
   return answer.status;
+}
+
+/** A plain answer cut by the shutdown: what it had (nothing, in the sim), finish_reason "abort". */
+function abortedBody(answer: ChatAnswer): unknown {
+  const b = answer.body as { choices: { message: Record<string, unknown>; finish_reason: string }[]; usage: Record<string, unknown> };
+  const choices = b.choices.map((c) => ({ ...c, message: { ...c.message, content: '' }, finish_reason: 'abort' }));
+  return { ...b, choices, usage: { ...b.usage, completion_tokens: 0, total_tokens: b.usage['prompt_tokens'] } };
+}
+
+/** The finish chunk of a stream cut by the shutdown: finish_reason "abort". */
+function abortChunk(chunk: string): string {
+  const c = JSON.parse(chunk) as { choices: { finish_reason: string | null }[] };
+  return JSON.stringify({ ...c, choices: c.choices.map((x) => ({ ...x, finish_reason: 'abort' })) });
 }
 
 function servedNames(args: ServeArgs, control: NodeControl): string[] {

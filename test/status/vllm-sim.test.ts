@@ -1,7 +1,7 @@
 /**
  * smoke and status through the CLI against simulated servers of each vLLM release (docs/SIMULATOR.md "Fidelity",
  * vLLM table): a reasoning model that spends max_tokens thinking passes and shows what it got; a 401 and the old
- * flat error shape are reported with their reason; the KV cache line is one canonical line whether the release
+ * flat error shape are reported with their reason; a dead engine fails the smoke (HTTP 500); the KV cache line is one canonical line whether the release
  * logs it in one line or two, with or without ANSI-coloured process prefixes.
  */
 import { after, before, describe, test } from 'node:test';
@@ -117,6 +117,21 @@ describe('smoke and status on each vLLM release of the simulator', () => {
     const r = await smoke();
     assert.equal(r.code, 9);
     assert.equal(r.json.error, 'HTTP 404: The model `qwen38` does not exist.');
+  });
+
+  test('a dead engine: smoke fails with HTTP 500 (the completion needs the engine), never a PASS', async () => {
+    await restart({});
+    const n = s.sim.node('spark2');
+    n.setControl({ engineDead: true });
+    try {
+      const r = await smoke();
+      assert.equal(r.code, 9, r.text);
+      assert.equal(r.json.ok, false);
+      assert.equal(r.json.httpStatus, 500);
+      assert.doesNotMatch(r.text, /PASS/);
+    } finally {
+      n.setControl({ engineDead: false });
+    }
   });
 
   for (const release of ['0.10.0', '0.11.0', '0.33.0'] as const) {

@@ -5,7 +5,7 @@ import { historyText, onceWorded, resultWords, type HistoryRow } from '../../cli
 
 const row = (over: Partial<HistoryRow>): HistoryRow => ({
   time: '2026-12-03T07:48:27.123Z', node: 'spark2', action: 'up', profile: 'best', result: 'ok (up)', ok: true, nodeState: 'up', error: null,
-  durationS: 754.2, outcome: null, undid: null, workflowId: 'pulse-model-spark2', runId: 'r1', ui: null, ...over,
+  durationS: 754.2, outcome: null, undid: null, drain: null, workflowId: 'pulse-model-spark2', runId: 'r1', ui: null, ...over,
 });
 
 test('the result in words never reads "failed (failed)" nor repeats its step', () => {
