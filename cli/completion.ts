@@ -139,7 +139,11 @@ _pulse() {
           _pulse_offer "$cur" < <(_pulse_names nodes)
         fi ;;
       --to) _pulse_offer "$cur" < <(_pulse_names backups) ;; # the node's backups (over ssh)
-      --nodes | --overlay) _pulse_lines < <(compgen -f -- "$cur") ;; # one line a name: no word splitting or globbing
+      --nodes | --overlay)
+        # One line a name (no word splitting or globbing), and bash quotes what it inserts (-o filenames): a file
+        # named 'a;touch PWNED' must reach the line as a\\;touch\\ PWNED, never as a command (zsh quotes by itself).
+        ! type compopt >/dev/null 2>&1 || compopt -o filenames
+        _pulse_lines < <(compgen -f -- "$cur") ;;
     esac
     return 0
   fi

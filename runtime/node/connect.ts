@@ -10,7 +10,7 @@ import { WarmTransport } from './warm.js';
 import type { NodeSession, NodeTarget, RunOptions, RemoteResult, StepName } from './types.js';
 
 /** Open the transport of a target (ssh2 is loaded only when an ssh node is used). */
-async function openTransport(target: NodeTarget): Promise<Transport> {
+export async function openTransport(target: NodeTarget): Promise<Transport> {
   if (target.host === 'local') return new LocalTransport(target);
   if (target.host !== 'ssh' || !target.ssh) {
     throw new PulseError('config', `${target.name}: host must be local, or ssh with an ssh target`);
@@ -39,7 +39,9 @@ export interface PoolOptions {
 
 interface Entry {
   session: TransportSession | null;
-  /** Acquires of this node run one after another: a link is judged, and replaced, once per turn. */
+  /** The link being opened: every acquire meanwhile joins it (and its failure), as one connect for all of them. */
+  opening: Promise<TransportSession> | null;
+  /** Acquires of this node are judged one after another: a link is judged, and replaced, once per turn. */
   turn: Promise<unknown>;
   idle: NodeJS.Timeout | null;
   busy: number;
@@ -88,24 +90,30 @@ export class NodePool {
 
   /**
    * The live pooled session of a node as the files give it now: the pooled one when it is alive and its files still
-   * choose it, else a new one (after a drop, or in place of one the files no longer choose).
+   * choose it, else a new one (after a drop, or in place of one the files no longer choose). The turn covers the
+   * judging only: steps that come while a link opens wait for that one connect, not for one each.
    */
   acquire(target: NodeTarget): Promise<TransportSession> {
     const e = this.entry(target.name);
-    const next = e.turn.then(() => this.current(e, target));
-    e.turn = next.catch(() => undefined);
-    return next;
+    const judged = e.turn.then(() => this.judge(e, target));
+    e.turn = judged.catch(() => undefined);
+    return judged.then((j) => j.session);
   }
 
-  private async current(e: Entry, target: NodeTarget): Promise<TransportSession> {
+  /** The session to use, wrapped so that the turn does not wait for a connect in progress. */
+  private async judge(e: Entry, target: NodeTarget): Promise<{ session: Promise<TransportSession> }> {
+    if (e.opening) return { session: e.opening };
     const had = e.session;
-    if (had?.alive && (await had.drift(target)) === null) return had;
+    if (had?.alive && (await had.drift(target)) === null) return { session: Promise.resolve(had) };
     e.session = null;
     if (had) this.retire(had);
-    const t = await this.opener(target);
-    this.opened += 1;
-    e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t);
-    return e.session;
+    const opening = this.opener(target).then((t) => {
+      this.opened += 1;
+      return (e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t));
+    });
+    e.opening = opening;
+    void opening.then(() => (e.opening = null), () => (e.opening = null));
+    return { session: opening };
   }
 
   /** Close a session that no longer serves its node, now or once the steps running on it end. */
@@ -155,7 +163,7 @@ export class NodePool {
 
   private entry(name: string): Entry {
     let e = this.entries.get(name);
-    if (!e) this.entries.set(name, (e = { session: null, turn: Promise.resolve(), idle: null, busy: 0 }));
+    if (!e) this.entries.set(name, (e = { session: null, opening: null, turn: Promise.resolve(), idle: null, busy: 0 }));
     return e;
   }
 

@@ -226,7 +226,14 @@ export class SshTransport implements Transport {
     if (target.host !== 'ssh' || (target.ssh ?? target.name) !== (this.target.ssh ?? this.target.name)) {
       return `nodes.json no longer reaches ${target.name} through ssh ${this.target.ssh ?? this.target.name}`;
     }
-    const now = await resolveRoute(target);
+    let now: SshRoute;
+    try {
+      now = await resolveRoute(target);
+    } catch (e) {
+      // A config being saved, or a Match exec that timed out: the step cannot be vouched for now, but may be in a
+      // moment; retried as a link that cannot be reached (a config that stays broken fails as a new link would).
+      throw new PulseError('unreachable', `${target.name}: cannot judge the ssh link by the files now: ${(e as Error).message}`, { cause: e });
+    }
     if (routeKey(now) !== routeKey(this.route)) return `the ssh settings of ${this.target.ssh ?? this.target.name} changed since the link opened`;
     for (const [k, s] of this.keys.map((k, i) => [k, i === 0 ? now.node : now.jump] as const)) {
       if (!s) continue;

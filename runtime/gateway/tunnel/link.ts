@@ -73,6 +73,8 @@ export class NodeTunnel {
   private everConnected = false;
   /** Ends the current link's wait in keepLinked with the reason it may no longer be used. */
   private retire: ((why: string) => void) | null = null;
+  /** The last "cannot judge" warning logged, so a file that stays broken is said once, not at every probe. */
+  private judgeWarning = '';
 
   constructor(
     readonly spec: TunnelSpec,
@@ -222,15 +224,22 @@ export class NodeTunnel {
 
   /**
    * Judge the link by the files again (nodes.json's target, ssh -G, identity files, known_hosts); true when it may
-   * still be used. A link they no longer choose is retired (keepLinked closes it and opens the one they choose now).
+   * still be used. A link they no longer choose is retired (keepLinked closes it and opens the one they choose now);
+   * files that cannot be read now (targetNow keeps the last good nodes.json) leave it as it is.
    */
   private async stillChosen(link: SshTransport): Promise<boolean> {
     let why: string | null;
     try {
       why = await link.drift(this.target());
     } catch (e) {
-      why = (e as Error).message; // the files no longer resolve: no traffic on a link they cannot vouch for
+      // ssh -G failed (a config being saved, a Match exec that timed out): nothing says the link is wrong, so it
+      // stays; a config that resolves to something else retires it at the next probe.
+      const warning = `${this.spec.node}: warning: cannot judge the ssh link by the files now: ${(e as Error).message}`;
+      if (warning !== this.judgeWarning) this.log(warning);
+      this.judgeWarning = warning;
+      return true;
     }
+    this.judgeWarning = '';
     if (why === null) return true;
     this.log(`${this.spec.node}: ${why}; closing the ssh link`);
     if (this.link === link) this.retire?.(why);

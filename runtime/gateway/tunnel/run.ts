@@ -80,7 +80,25 @@ export async function runTunnels(opts: TunnelRunOptions): Promise<void> {
   };
   for (const spec of specs) {
     const reload = opts.reload;
-    if (reload) spec.targetNow = () => targetNow(reload(), spec.node);
+    if (reload) {
+      let last = spec.target;
+      let warned = '';
+      spec.targetNow = () => {
+        let config: NodesConfig;
+        try {
+          config = reload();
+        } catch (e) {
+          // A file that does not parse says nothing new (a typo, or an editor's half-written save): the tunnel keeps
+          // the target it last read, and says so once per error. Only a file that parses can move or end a tunnel.
+          const why = (e as Error).message;
+          if (why !== warned) opts.log(`${spec.node}: warning: nodes.json cannot be read (${why}); keeping ssh ${last.ssh ?? last.name} as last read`);
+          warned = why;
+          return last;
+        }
+        warned = '';
+        return (last = targetNow(config, spec.node));
+      };
+    }
     tunnels.push(new NodeTunnel(spec, timings, changed, opts.log, opts.open));
   }
   try {
