@@ -22,7 +22,7 @@ import { nodeStep } from './heartbeat.js';
 import { RawRecorder } from './raw.js';
 
 /** When this process last confirmed a deploy's lock (monotonic ms), so back-to-back steps skip the extra round trip. */
-const confirmed = new Map<string, number>();
+const confirmed = new Map<string, { at: number; link: number | undefined }>();
 
 /** The owner fields of the running activity's deploy. */
 export function lockOwner(deps: ActivityDeps, action: 'up' | 'down'): LockOwner {
@@ -56,17 +56,21 @@ export class LockKeeper {
   /** Renew now; throws the refusal when the lock is no longer this deploy's. */
   async renew(signal?: AbortSignal): Promise<void> {
     const t = this.deps.clock.monotonic();
+    // The link first: should it be replaced before the renewal runs, the next check sees another link and renews.
+    const link = await this.session.link?.();
     await this.deps.steps.nodeLock(this.session, 'renew', this.recipeDir, this.owner, signal ? { signal } : {});
-    confirmed.set(this.owner.deployId, t);
+    confirmed.set(this.owner.deployId, { at: t, link });
   }
 
   /**
    * Before a step changes anything: the lock is still this deploy's. Skipped when this process renewed it less than
-   * half a lease ago: a lock renewed at node time T is live until T + lease, and only a stale lock can change hands.
+   * half a lease ago over the link the step will use: a lock renewed at node time T is live until T + lease, and only
+   * a stale lock can change hands; but a link the files replaced (nodes.json or the ssh config now name another host)
+   * reaches a node whose lock was never confirmed.
    */
   async check(signal?: AbortSignal): Promise<void> {
     const last = confirmed.get(this.owner.deployId);
-    if (last !== undefined && this.deps.clock.monotonic() - last < this.leaseMs / 2) return;
+    if (last !== undefined && this.deps.clock.monotonic() - last.at < this.leaseMs / 2 && last.link === (await this.session.link?.())) return;
     await this.renew(signal);
   }
 
@@ -124,7 +128,7 @@ export function lockActivities(deps: ActivityDeps) {
     const owner = lockOwner(deps, input.action === 'down' ? 'down' : 'up');
     const rec = new RawRecorder(deps.nodes.session(mine.target));
     const lock = await nodeStep(every, (o) => deps.steps.nodeLock(rec.session, op, mine.recipe.dir, owner, o));
-    if (op === 'acquire') confirmed.set(owner.deployId, deps.clock.monotonic());
+    if (op === 'acquire') confirmed.set(owner.deployId, { at: deps.clock.monotonic(), link: await rec.session.link?.() });
     else forgetLock(owner.deployId);
     deps.logger.info(`lock ${op} on ${mine.node}`, { deployId: owner.deployId, state: lock?.state ?? null });
     // Into history only what the lock step's note shows (runtime/steps/catalog.ts lockNote): the holder is this deploy.

@@ -66,6 +66,7 @@ export class RawRecorder {
         return result;
       },
       close: () => inner.close(),
+      ...(inner.link ? { link: () => (inner.link as () => Promise<number>)() } : {}),
     };
   }
 

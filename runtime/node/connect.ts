@@ -58,6 +58,8 @@ export class NodePool {
   /** Steps running on each session, so a retired link closes after its last one. */
   private readonly running = new Map<TransportSession, number>();
   private readonly retired = new Set<TransportSession>();
+  /** A number per link this pool opened (NodeSession.link). */
+  private readonly linkIds = new WeakMap<TransportSession, number>();
   private opened = 0;
   private readonly idleMs: number;
   private readonly opener: (target: NodeTarget) => Promise<Transport>;
@@ -79,11 +81,23 @@ export class NodePool {
     return [...this.entries.values()].filter((e) => e.session?.alive).length;
   }
 
-  /** A session for the target that borrows the pooled connection on every run. */
+  /**
+   * A session for the target that borrows the pooled connection on every run. `link()` judges the link now and
+   * keeps it for this session's next run, so a lock check and the step after it use the link that was judged, once.
+   */
   session(target: NodeTarget): NodeSession {
+    let judged: TransportSession | null = null;
     return {
       target,
-      run: (step: StepName, opts?: RunOptions) => this.run(target, step, opts),
+      run: (step: StepName, opts?: RunOptions) => {
+        const s = judged;
+        judged = null;
+        return this.run(target, step, opts, s);
+      },
+      link: async () => {
+        judged = await this.acquire(target);
+        return this.linkIds.get(judged) ?? 0;
+      },
       close: async () => undefined, // the pool owns the connection
     };
   }
@@ -109,7 +123,9 @@ export class NodePool {
     if (had) this.retire(had);
     const opening = this.opener(target).then((t) => {
       this.opened += 1;
-      return (e.session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t));
+      const session = new TransportSession(this.warm && target.host === 'ssh' ? new WarmTransport(t) : t);
+      this.linkIds.set(session, this.opened);
+      return (e.session = session);
     });
     e.opening = opening;
     void opening.then(() => (e.opening = null), () => (e.opening = null));
@@ -123,12 +139,13 @@ export class NodePool {
   }
 
   /** Run one step on the pooled connection; the idle timer stops while a step runs. */
-  async run(target: NodeTarget, step: StepName, opts?: RunOptions): Promise<RemoteResult> {
+  async run(target: NodeTarget, step: StepName, opts?: RunOptions, judged: TransportSession | null = null): Promise<RemoteResult> {
     const e = this.entry(target.name);
     if (e.idle) clearTimeout(e.idle);
     e.busy += 1;
     try {
-      const s = await this.acquire(target);
+      // A link judged a moment ago for this run (NodeSession.link) serves it while it is still the node's link.
+      const s = judged && judged === e.session && judged.alive ? judged : await this.acquire(target);
       this.running.set(s, (this.running.get(s) ?? 0) + 1);
       try {
         return await s.run(step, opts);

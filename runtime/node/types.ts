@@ -89,5 +89,11 @@ export interface RunOptions {
 export interface NodeSession {
   readonly target: NodeTarget;
   run(step: StepName, opts?: RunOptions): Promise<RemoteResult>;
+  /**
+   * Which link the next run would use, as the files give it now (a pool's links are judged and may be replaced): the
+   * same number while it is the same connection. A node lock confirmed over one link says nothing of another host.
+   * Absent: the session is one fixed connection.
+   */
+  link?(): Promise<number>;
   close(): Promise<void>;
 }

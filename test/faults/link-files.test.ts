@@ -104,3 +104,28 @@ test('known_hosts: spark3\'s key marked @revoked; the next deploy never runs a s
   await up('spark3');
   assert.notEqual(containerOn('spark3'), three, 'with the line gone the node is reached again');
 });
+
+test('mid-deploy, the ssh config moves spark2 to spark3\'s host: the next step checks the lock there, finds none of this deploy\'s and stops', async () => {
+  const three = containerOn('spark3');
+  stack.sim.node('spark2').setReadyDelay(20_000);
+  const cfg = stack.sim.sshConfigPath;
+  const s3 = /Host spark3\n {2}HostName (\S+)\n {2}Port (\d+)/.exec(readFileSync(cfg, 'utf8'));
+  assert.ok(s3);
+  const handle = await stack.start(stack.planUp('spark2', 'best', { restart: true }));
+  try {
+    await until('the readiness wait on spark2', async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'pollReadiness') ?? false, 60_000);
+    let o: Awaited<ReturnType<Stack['outcome']>> | null = null;
+    // Within the lock's half lease of its last renewal: the keeper would skip its check for a link it already knew.
+    await edited(cfg, (t) => t.replace(/(Host spark2\n {2}HostName )\S+(\n {2}Port )\d+/, `$1${s3[1]}$2${s3[2]}`), async () => {
+      o = await stack.outcome(handle);
+    });
+    const out = o as unknown as Awaited<ReturnType<Stack['outcome']>>;
+    assert.notEqual(out.status, 'succeeded', 'no step may run on a host whose lock this deploy never took');
+    // The keeper's check renewed over the new link and the node there holds no lock of this deploy.
+    assert.match(out.result?.error ?? out.error ?? '', /step lock: refused by a safety rule on the node: this deploy's lock is gone/, JSON.stringify(out));
+    assert.equal(containerOn('spark3'), three, 'spark3\'s server untouched');
+  } finally {
+    stack.sim.node('spark2').setReadyDelay(300);
+    await handle.cancel().catch(() => undefined);
+  }
+});
