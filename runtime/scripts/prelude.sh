@@ -20,6 +20,9 @@
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
 #   pulse_exit_words CODE [OOM]                 what a container exit code means, in words (OOM: State.OOMKilled).
+#   pulse_docker [--within S] ARGS...           docker ARGS, ended after PULSE_DOCKER_BOUND_S (10) s or S s: EVERY
+#                                               docker call of every step goes through it. 124: no answer in time.
+#   pulse_docker_to VAR [--within S] ARGS...    the same, its stdout into VAR (the no-answer kept in this shell).
 #   pulse_docker_answers                        0 when the Docker daemon answers; else 1, with docker's own words in
 #                                               PULSE_DOCKER_DOWN. Asked only after a docker call failed.
 #   pulse_fail_docker_down [WHAT]               emits a `docker` record (ok false) and fails with exit 15.
@@ -383,33 +386,95 @@ pulse_exit_words() {
   esac
 }
 
-# Every docker command fails with exit 1 both when the object is absent and when the daemon does not answer (its
+# Every docker call of every step goes through pulse_docker, within a bound: a Docker daemon that is frozen (stopped
+# by SIGSTOP, wedged) accepts the call on its socket and never answers, and a docker CLI waiting on it waits for ever,
+# with the node's deploy lock held. `timeout --foreground` keeps the docker CLI in the step's process group (so a
+# cancel's kill of the group reaches it; without --foreground timeout moves itself and docker to a group of their
+# own); the CLI ends on SIGTERM, and -k sends SIGKILL 2 s later should it not.
+#
+# Every docker command also fails with exit 1 both when the object is absent and when the daemon does not answer (its
 # socket is missing, the daemon is stopped, the user may not use the socket), so a failed `docker container inspect`
 # alone must never be read as "no such container", nor a failed `docker image inspect` as "image not on the node".
-# After a failed call a script asks this once: `docker version` asks the daemon for its version (a 10 s bound: a
-# daemon that is frozen never answers). PULSE_DOCKER_DOWN keeps docker's own words (e.g. "Cannot connect to the
-# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", or "permission denied while trying
-# to connect to the Docker daemon socket at ..."); the answer is kept for the rest of the script.
+# After a failed call a script asks pulse_docker_answers once: `docker version` asks the daemon for its version
+# (through pulse_docker, so within the same bound). PULSE_DOCKER_DOWN keeps docker's own words (e.g. "Cannot connect
+# to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", or "permission denied while
+# trying to connect to the Docker daemon socket at ..."), or "did not answer within N s"; the answer is kept for the
+# rest of the script, and once the daemon is known not to answer no later pulse_docker waits for it again.
+PULSE_DOCKER_BOUND_S=10
 PULSE_DOCKER_DOWN=
 _pulse_docker_asked=false
+# true when the daemon did not answer within the bound (a frozen daemon), not when it refused at once.
+_pulse_docker_silent=false
+
+# pulse_docker [--within S] ARGS...: docker ARGS with stdin from /dev/null, ended after S seconds (default
+# PULSE_DOCKER_BOUND_S; `--within 0` only for a follow, which the user ends). Returns docker's status, or 124 when
+# the daemon did not answer in time or is already known not to (a docker command's own status 124 or 137 before the
+# bound is returned as 1). In this shell it also keeps that answer (pulse_docker_answers then says so at once); in a
+# $(...) or a pipeline the answer stays in the subshell: pulse_docker_to keeps it.
+pulse_docker() {
+  local within=$PULSE_DOCKER_BOUND_S rc=0 t0
+  if [[ ${1:-} == --within ]]; then within=$2; shift 2; fi
+  if [[ $_pulse_docker_asked == true && $_pulse_docker_silent == true ]]; then return 124; fi
+  if ((within == 0)); then
+    # In a subshell (`&`, a pipeline) docker replaces it, so a kill of the job's pid reaches docker itself.
+    if ((BASHPID != $$)); then exec docker "$@" </dev/null; fi
+    docker "$@" </dev/null
+    return
+  fi
+  t0=${EPOCHREALTIME/[.,]/}
+  timeout --foreground -k 2 "$within" docker "$@" </dev/null || rc=$?
+  ((rc == 124 || rc == 137)) || return "$rc"
+  # A status of 124 or 137 from before the bound is docker's own (an exec'd process killed), not the timeout's.
+  if (( ${EPOCHREALTIME/[.,]/} - t0 < within * 1000000 )); then return 1; fi
+  _pulse_docker_no_answer "$within" "$@"
+  return 124
+}
+
+# _pulse_docker_no_answer S ARGS...: the daemon did not answer `docker ARGS` within S seconds; kept for the rest of
+# the script. The words name the command (`docker container inspect`), never its arguments.
+_pulse_docker_no_answer() {
+  local what=$2
+  [[ $2 != container && $2 != image ]] || what+=" ${3:-}"
+  _pulse_docker_asked=true
+  _pulse_docker_silent=true
+  PULSE_DOCKER_DOWN="the Docker daemon did not answer within $1 s (docker $what; it may be frozen or overloaded)"
+}
+
+# pulse_docker_to VAR [--within S] ARGS...: VAR = what pulse_docker ARGS prints on stdout (its stderr is dropped, and
+# trailing newlines go as with $(...)); returns its status. The no-answer is kept in this shell, so the caller's
+# pulse_docker_answers says so at once instead of waiting a second bound.
+pulse_docker_to() {
+  local _pd_var=$1 _pd_out _pd_rc=0 _pd_within=$PULSE_DOCKER_BOUND_S
+  shift
+  _pd_out=$(pulse_docker "$@" 2>/dev/null) || _pd_rc=$?
+  printf -v "$_pd_var" '%s' "$_pd_out"
+  if ((_pd_rc == 124)) && [[ $_pulse_docker_silent != true ]]; then
+    if [[ ${1:-} == --within ]]; then _pd_within=$2; shift 2; fi
+    _pulse_docker_no_answer "$_pd_within" "$@"
+  fi
+  return "$_pd_rc"
+}
+
 pulse_docker_answers() {
   local out rc=0 line
   if [[ $_pulse_docker_asked == true ]]; then
     if [[ -z $PULSE_DOCKER_DOWN ]]; then return 0; else return 1; fi
   fi
+  out=$(pulse_docker version --format '{{.Server.Version}}' 2>&1) || rc=$?
+  if ((rc == 124)); then _pulse_docker_no_answer "$PULSE_DOCKER_BOUND_S" version; return 1; fi
   _pulse_docker_asked=true
-  out=$(timeout 10 docker version --format '{{.Server.Version}}' </dev/null 2>&1) || rc=$?
   ((rc != 0)) || return 0
   line=
   while IFS= read -r line; do [[ -z ${line//[[:space:]]/} ]] || break; done <<<"$out"
-  ((rc != 124)) || line='no answer within 10 s (the daemon may be frozen)'
   PULSE_DOCKER_DOWN="the Docker daemon does not answer: ${line:0:400}"
   [[ -n $line ]] || PULSE_DOCKER_DOWN+="docker version exited $rc"
   return 1
 }
 
+# The `docker` record says whether the daemon was silent (timedOut: it did not answer within the bound), so pulse
+# does not retry the step: each attempt would wait the bound again with the node's lock held.
 pulse_fail_docker_down() {
-  pulse_record docker ok:=false daemon:=false detail="$PULSE_DOCKER_DOWN"
+  pulse_record docker ok:=false daemon:=false timedOut:="$_pulse_docker_silent" detail="$PULSE_DOCKER_DOWN"
   pulse_fail "$PULSE_EXIT_DOCKER_DOWN" "$PULSE_DOCKER_DOWN${1:+ ($1)}"
 }
 

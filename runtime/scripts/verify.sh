@@ -34,14 +34,16 @@ pulse_record engine healthStatus:="$hcode"
 # unknown: held by nothing this user can see and the container could not be asked), then one `port` record.
 port_proof() {
   local info pid cid mode listeners ino uid addr inside='' exec_ok=false members holders owner words p n_mine=0 n_other=0 n_unknown=0
-  info=$(docker container inspect --format '{{.State.Pid}} {{.Id}} {{.HostConfig.NetworkMode}}' "$PULSE_CONTAINER" </dev/null 2>/dev/null) || info=
+  # Nothing here can be verified without docker: a daemon that does not answer fails the step (exit 15).
+  pulse_docker_to info container inspect --format '{{.State.Pid}} {{.Id}} {{.HostConfig.NetworkMode}}' "$PULSE_CONTAINER" ||
+    { info=; pulse_docker_answers || pulse_fail_docker_down "verify of container $PULSE_CONTAINER"; }
   read -r pid cid mode <<<"$info" || true
   if [[ ! ${pid:-} =~ ^[1-9][0-9]*$ ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER does not run"; return 0; fi
   if [[ $mode != host ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER uses network mode $mode, not host: the node's listener is docker's port proxy, not the container"; return 0; fi
   listeners=$(pulse_port_listeners "$PULSE_PORT" "${PULSE_BIND:-}")
   if [[ -z $listeners ]]; then pulse_record port proven:=false detail="no socket listens on port $PULSE_PORT"; return 0; fi
   members=" $(pulse_descendants "$pid" | tr '\n' ' ') "
-  if inside=$(docker exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' </dev/null 2>/dev/null); then :; fi
+  pulse_docker_to inside exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' || true
   [[ $inside != *pulse-exec-ok* ]] || exec_ok=true
   inside=" $({ grep -o 'socket:\[[0-9]*\]' <<<"$inside" || true; } | tr -dc '0-9\n' | tr '\n' ' ') "
   holders=$(pulse_socket_holders $(cut -f1 <<<"$listeners"))
@@ -80,7 +82,8 @@ unset key_now
 # cost 5 GB of /tmp on every deploy): one awk pass keeps the first KV cache size and concurrency lines (the same line
 # in current vLLM; cut to 1000 bytes) and which proof texts occur, and stops reading once it has them all. Its output is bounded: one line per finding.
 scan_logs() {
-  docker logs "$PULSE_CONTAINER" 2>&1 </dev/null || true
+  # The whole log, which takes longer than a question on a large one (awk stops reading once it has its lines).
+  pulse_docker --within 180 logs "$PULSE_CONTAINER" 2>&1 || true
   [[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" 2>/dev/null || true
 }
 findings=$(scan_logs | "$_PULSE_AWK" '
