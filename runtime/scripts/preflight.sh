@@ -76,10 +76,14 @@ done
 # parser decides both), or up stops here, before anything stops: a lost API_KEY would serve without auth.
 if [[ -f $PULSE_ENV_PATH ]]; then
   secret_bad=() secret_keys=()
+  secrets=
+  pulse_env_secrets_to secrets "$PULSE_ENV_PATH" || secret_bad+=("$PULSE_ENV_UNREAD")
   while IFS=$'\t' read -r what a b why; do
     if [[ $what == bad ]]; then secret_bad+=("$PULSE_ENV_PATH:$a: $b: $why"); elif [[ $what == set ]]; then secret_keys+=("$a"); fi
-  done < <(pulse_env_secrets "$PULSE_ENV_PATH")
-  if ((${#secret_bad[@]} > 0)); then
+  done <<<"$secrets"
+  if [[ -n $PULSE_ENV_UNREAD ]]; then
+    check env-secrets false "$PULSE_ENV_UNREAD"
+  elif ((${#secret_bad[@]} > 0)); then
     check env-secrets false "pulse cannot carry these lines to the new .env safely (write them as KEY='value'): $(IFS=';'; printf '%s' "${secret_bad[*]}")"
   else
     check env-secrets true "${#secret_keys[@]} secret line(s) to carry: ${secret_keys[*]:-none}"

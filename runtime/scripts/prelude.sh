@@ -276,6 +276,59 @@ pulse_env_secrets() {
   env -i "$_PULSE_AWK" -v mode=secrets -v want= "$_PULSE_ENV_AWK" "$1"
 }
 
+# pulse_env_secrets_to VAR FILE: VAR = pulse_env_secrets FILE, in this shell; returns 1 when the parse failed (awk
+# could not read the file, or died), with why in PULSE_ENV_UNREAD, and the caller fails: read through `< <(...)` such
+# a failure went unseen, and a .env whose secret lines were never read would be written again without its
+# HF_TOKEN/API_KEY (a deploy that fails later, far from its cause).
+PULSE_ENV_UNREAD=
+pulse_env_secrets_to() {
+  local _ps_out
+  if ! _ps_out=$(pulse_env_secrets "$2"); then
+    PULSE_ENV_UNREAD="cannot read the HF_TOKEN/API_KEY lines of $2 (its parse failed); nothing was changed"
+    return 1
+  fi
+  printf -v "$1" '%s' "$_ps_out"
+}
+
+# pulse_private_file VAR: VAR = the path of a new, empty, private (umask 077) file that has no name on disk: it is
+# created, opened on a descriptor this shell keeps, and unlinked at once. A copy of a .env kept there is gone when the
+# step ends however it ends: an EXIT trap would not run after a SIGKILL of the step's process group (a cancel's
+# kill-group.sh). The path is /proc/$$/fd/N: any process of the step opens it (from its start) while the step lives.
+pulse_private_file() {
+  local _pf_name _pf_fd
+  _pf_name=$(mktemp) || pulse_fail "$PULSE_EXIT_PRECONDITION" 'cannot create a temp file'
+  exec {_pf_fd}<>"$_pf_name"
+  rm -f -- "$_pf_name"
+  printf -v "$1" '/proc/%s/fd/%s' "$$" "$_pf_fd"
+}
+
+# write-env's temp files beside the .env (the new .env before its rename, the backup before its rename: a rename
+# needs a name in the same dir, so pulse_private_file cannot hold them). write-env holds an flock on each while it
+# lives (pulse_hold_temp); the kernel drops the lock when the holder dies, SIGKILL included. pulse_sweep_temps (every
+# step runs it, script.ts, right after its inputs) removes the temp files of the step's recipe dirs that no live step
+# holds, so a copy with secrets left by a killed write-env is gone at the next step on that recipe (its retry first).
+_PULSE_TEMP_GLOBS=('.env.pulse-tmp.*' '.env.pulse-bak-tmp.*')
+pulse_hold_temp() {
+  local _ph_fd
+  exec {_ph_fd}<"$1" && flock -x -w 5 "$_ph_fd" || pulse_fail "$PULSE_EXIT_TEMPORARY" "cannot lock the temp file $1"
+}
+
+pulse_sweep_temps() {
+  local d f g fd
+  for d in "${PULSE_ENV_PATH:+$(dirname -- "$PULSE_ENV_PATH")}" "${PULSE_RECIPE_DIR:-}"; do
+    [[ -n $d && -d $d ]] || continue
+    for g in "${_PULSE_TEMP_GLOBS[@]}"; do
+      for f in "$d"/$g; do
+        [[ -f $f && ! -L $f ]] || continue
+        { exec {fd}<"$f"; } 2>/dev/null || continue
+        if flock -n -x "$fd"; then rm -f -- "$f"; fi
+        exec {fd}<&-
+      done
+    done
+  done
+  return 0
+}
+
 # Everything a script prints leaves the node through pulse_redact (stdout and stderr, installed at the end of
 # this prelude): the values of API_KEY and HF_TOKEN from the node's own recipe .env files are replaced before
 # any tail, log excerpt or record reaches the controller. The values never appear on a command line.
