@@ -12,7 +12,7 @@ while IFS=$'\t' read -r r_name r_dir _; do
   [[ -n $r_name && -d $r_dir ]] || continue
   while IFS=$'\t' read -r name kind size mtime uid; do
     [[ -n $name ]] || continue
-    profile= rendered=
+    profile='' rendered=''
     if [[ $kind == f && -r $r_dir/$name ]]; then
       # the header is at the top: a bounded read, and only the two comment lines are kept
       header=$(head -c 4096 -- "$r_dir/$name" </dev/null | grep -E '^# pulse-(profile|rendered): ' || true)

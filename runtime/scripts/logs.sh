@@ -21,7 +21,7 @@
 since_re='^([0-9]+s|[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?)$'
 [[ -z ${PULSE_LOG_SINCE:-} || $PULSE_LOG_SINCE =~ $since_re ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--since: '$PULSE_LOG_SINCE' is not a duration or a time"
 
-pick_name= pick_dir= pick_container= pick_status=absent
+pick_name='' pick_dir='' pick_container='' pick_status=absent
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
   pulse_docker_to st container inspect --format '{{.State.Status}}' "$r_container" || st=
@@ -42,6 +42,7 @@ fi
 # backslash in mawk and gawk alike); other control characters (a progress bar's carriage returns, colour codes) are
 # dropped, as the printer would drop them anyway. The record then leaves through the prelude's filter as well.
 as_records() {
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   pulse_redact_raw | env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
     n = split($0, seg, "\r")
     if (segments != 1) {
@@ -66,7 +67,11 @@ running=false
 if [[ $PULSE_LOG_SOURCE == deploy ]]; then
   log=${PULSE_LOG_PATH:-}
   # The newest by name: the name's stamp is the deploy's UTC start time (start.sh), mtimes can tie.
-  if [[ -z $log ]]; then log=$(ls -1 -- "$pick_dir"/logs/pulse-up-*.log 2>/dev/null </dev/null | sort | tail -n 1 || true); fi
+  if [[ -z $log ]]; then
+    # A glob sorts its names (LC_ALL=C): the last one that matched is the newest.
+    logs=("$pick_dir"/logs/pulse-up-*.log)
+    [[ ! -e ${logs[-1]} ]] || log=${logs[-1]}
+  fi
   [[ -n $log && -r $log ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "no deploy start log on the node (${log:-none of $pick_dir/logs/pulse-up-*.log})"
   pulse_record log-source source=deploy recipe="$pick_name" name="$log" running:="$running" status="$pick_status"
   n=$PULSE_LOG_TAIL

@@ -33,7 +33,9 @@
 set -euo pipefail
 umask 077
 export LC_ALL=C
+# shellcheck disable=SC2034 # the exit codes of every step (types.ts SCRIPT_EXIT): each step uses some of them
 readonly PULSE_EXIT_OK=0 PULSE_EXIT_REFUSED=10 PULSE_EXIT_PRECONDITION=11 PULSE_EXIT_TEMPORARY=12 PULSE_EXIT_NOT_READY=13
+# shellcheck disable=SC2034 # as above
 readonly PULSE_EXIT_UNAUTHORIZED=14 PULSE_EXIT_DOCKER_DOWN=15
 
 # pulse_json_to VAR VALUE: VAR = VALUE as a JSON string literal, without a subshell. pulse_record builds one per
@@ -107,6 +109,7 @@ if "$_PULSE_AWK" -W version </dev/null 2>/dev/null | grep -q mawk; then _PULSE_A
 # integrity hash: every line that names HF_TOKEN, API_KEY or VLLM_API_KEY is replaced, and so is the rest of a
 # quoted value or a continued line it starts; a secret line the parser carries by
 # @@PULSE_SECRET_LINE@@, a comment that names one by `# @@PULSE_SECRET_COMMENT@@`, any other by @@PULSE_SECRET_OTHER@@).
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 _PULSE_ENV_AWK='
 function is_secret(k) { return k == "HF_TOKEN" || k == "API_KEY" }
 function mentions(s, t) {
@@ -284,6 +287,7 @@ PULSE_ENV_UNREAD=
 pulse_env_secrets_to() {
   local _ps_out
   if ! _ps_out=$(pulse_env_secrets "$2"); then
+    # shellcheck disable=SC2034 # read by the steps that call this (write-env, read-backup, preflight)
     PULSE_ENV_UNREAD="cannot read the HF_TOKEN/API_KEY lines of $2 (its parse failed); nothing was changed"
     return 1
   fi
@@ -310,7 +314,7 @@ pulse_private_file() {
 _PULSE_TEMP_GLOBS=('.env.pulse-tmp.*' '.env.pulse-bak-tmp.*')
 pulse_hold_temp() {
   local _ph_fd
-  exec {_ph_fd}<"$1" && flock -x -w 5 "$_ph_fd" || pulse_fail "$PULSE_EXIT_TEMPORARY" "cannot lock the temp file $1"
+  if ! { exec {_ph_fd}<"$1"; } || ! flock -x -w 5 "$_ph_fd"; then pulse_fail "$PULSE_EXIT_TEMPORARY" "cannot lock the temp file $1"; fi
 }
 
 pulse_sweep_temps() {

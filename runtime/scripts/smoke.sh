@@ -6,7 +6,7 @@
 _smoke_tmp=$(mktemp -d)
 trap 'rm -rf "$_smoke_tmp"' EXIT
 # The recipe whose container runs (its .env holds the key and the served name), else the first recipe.
-recipe= PULSE_ENV_PATH=
+recipe='' PULSE_ENV_PATH=''
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
   if [[ -z $recipe ]]; then recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"; fi

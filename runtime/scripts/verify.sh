@@ -46,15 +46,19 @@ port_proof() {
   pulse_docker_to inside exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' || true
   [[ $inside != *pulse-exec-ok* ]] || exec_ok=true
   inside=" $({ grep -o 'socket:\[[0-9]*\]' <<<"$inside" || true; } | tr -dc '0-9\n' | tr '\n' ' ') "
-  holders=$(pulse_socket_holders $(cut -f1 <<<"$listeners"))
+  local -a inodes=()
+  mapfile -t inodes < <(cut -f1 <<<"$listeners")
+  holders=$(pulse_socket_holders "${inodes[@]}")
   while IFS=$'\t' read -r ino uid addr; do
     owner=unknown words=
     [[ $exec_ok != true || $inside != *" $ino "* ]] || owner=container
+    # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
     for p in $("$_PULSE_AWK" -v i="$ino" '$1 == i { print $2 }' <<<"$holders"); do
       if [[ $members == *" $p "* ]] || { [[ -n $cid ]] && grep -qs -- "$cid" "/proc/$p/cgroup"; }; then owner=container; else words+="${words:+, }$(pulse_pid_words "$p")"; fi
     done
     [[ $owner == container || ($exec_ok != true && -z $words) ]] || owner=other
     case $owner in container) n_mine=$((n_mine + 1)) ;; other) n_other=$((n_other + 1)) ;; *) n_unknown=$((n_unknown + 1)) ;; esac
+    # shellcheck disable=SC2016 # the single quotes are text in a double-quoted string: the $ there does expand
     pulse_record port-listener inode="$ino" uid:="$uid" address="$addr" owner="$owner" holders="${words:-no process this user can see (sudo ss -ltnp 'sport = :$PULSE_PORT' names it)}"
   done <<<"$listeners"
   if ((n_other > 0)); then pulse_record port proven:=false shared:=true detail="$n_other of the sockets on port $PULSE_PORT are not container $PULSE_CONTAINER's"
@@ -86,6 +90,7 @@ scan_logs() {
   pulse_docker --within 180 logs "$PULSE_CONTAINER" 2>&1 || true
   [[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" 2>/dev/null || true
 }
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 findings=$(scan_logs | "$_PULSE_AWK" '
   BEGIN { n = split(ENVIRON["PULSE_PROOFS"], proof, "\n"); left = n; for (i = 1; i <= n; i++) if (proof[i] == "") left-- }
   !kv && /KV cache size: [0-9,]+ tokens/ { kv = 1; print "kv\t" substr($0, 1, 1000) }

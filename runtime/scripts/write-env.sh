@@ -59,7 +59,7 @@ if [[ -f $target && -z ${PULSE_RESTORE_FROM:-} ]]; then
     esac
   done <<<"$secrets"
 fi
-chmod 600 "$tmp" && sync -- "$tmp" || fail_write "$tmp"
+if ! chmod 600 "$tmp" || ! sync -- "$tmp"; then fail_write "$tmp"; fi
 
 backup=
 if [[ -f $target ]]; then
@@ -72,7 +72,7 @@ if [[ -f $target ]]; then
   if [[ ! -e $backup ]]; then
     bak_tmp=$(mktemp "$dir/.env.pulse-bak-tmp.XXXXXX") || fail_write "$dir"
     pulse_hold_temp "$bak_tmp"
-    cp -- "$target" "$bak_tmp" && chmod 600 "$bak_tmp" && sync -- "$bak_tmp" || fail_write "$backup"
+    if ! cp -- "$target" "$bak_tmp" || ! chmod 600 "$bak_tmp" || ! sync -- "$bak_tmp"; then fail_write "$backup"; fi
     mv -f -- "$bak_tmp" "$backup" || fail_write "$backup"
     bak_tmp=
   fi
