@@ -315,6 +315,8 @@ _PULSE_TEMP_GLOBS=('.env.pulse-tmp.*' '.env.pulse-bak-tmp.*')
 pulse_hold_temp() {
   local _ph_fd
   if ! { exec {_ph_fd}<"$1"; } || ! flock -x -w 5 "$_ph_fd"; then pulse_fail "$PULSE_EXIT_TEMPORARY" "cannot lock the temp file $1"; fi
+  # Another step's sweep may have taken the file between its creation and this lock: then it is gone (retried).
+  [[ $1 -ef /proc/$$/fd/$_ph_fd ]] || pulse_fail "$PULSE_EXIT_TEMPORARY" "the temp file $1 was removed before it was locked (another step's sweep)"
 }
 
 pulse_sweep_temps() {
