@@ -30,8 +30,9 @@ before=$state oom_before=$oom
 was=false
 case $before in running | paused | restarting) was=true ;; esac
 waitf=$(mktemp)
-trap 'rm -f "$waitf"' EXIT
 waiter=
+# A step that fails (a daemon that stops answering mid-stop) leaves no docker wait behind, blocked on that daemon.
+trap 'rm -f "$waitf"; [[ -z $waiter ]] || kill "$waiter" 2>/dev/null || true' EXIT
 if [[ $was == true ]]; then
   # Bounded by the script itself (killed after the removal below), not by pulse_docker's bound: stop.sh may take long.
   pulse_docker --within 0 wait "$PULSE_CONTAINER" >"$waitf" 2>/dev/null &
