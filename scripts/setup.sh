@@ -95,14 +95,16 @@ go_ui
 #    engine (docker.io: dockerd 20.10, containerd, runc; the simulator runs one dockerd per node, test/sim/engine.ts;
 #    the daemon the package would start is not used, and a machine's own Docker 28 client stays the one on the PATH)
 #    and Chromium for the Web UI browser test, PostgreSQL for the cluster tier (test/helpers/cluster.ts runs its own
-#    instance in a temp data dir; the package's default cluster is not used), and zsh, in which the completion test
-#    loads `pulse completion zsh` as a user's shell does. One apt-get update, only when something is missing.
+#    instance in a temp data dir; the package's default cluster is not used), zsh, in which the completion test
+#    loads `pulse completion zsh` as a user's shell does, and shellcheck for the lint stage (the node scripts as they
+#    are sent, scripts/shellcheck.sh). One apt-get update, only when something is missing.
 debs=()
 [ -x /usr/sbin/sshd ] || debs+=(openssh-server)
 command -v dockerd >/dev/null || debs+=(docker.io)
 [ -x /usr/bin/chromium ] || debs+=(chromium)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || debs+=(postgresql)
 command -v zsh >/dev/null || debs+=(zsh)
+command -v shellcheck >/dev/null || debs+=(shellcheck)
 if [ "${#debs[@]}" -gt 0 ]; then
   log "installing ${debs[*]} (Debian)"
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo

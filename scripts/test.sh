@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 npx tsc
 node dist/worker/build-bundle.js
 npx eslint --max-warnings 0 .
+scripts/shellcheck.sh
 mkdir -p test-output
 # Only *.test.js files: helpers under dist/test (the simulator, fixtures) are not tests themselves.
 # Files named on the command line run one at a time, as in the full run's server tiers.

@@ -39,6 +39,16 @@ function lastError(records: PulseRecord[]): string | null {
   return null;
 }
 
+/**
+ * Whether the step's Docker daemon was silent (prelude.sh pulse_fail_docker_down: its `docker` record says timedOut):
+ * it took the call and did not answer within the bound, as a frozen daemon does. Such a failure is final for the step:
+ * each retry would wait the bound again with the node's lock held. A daemon that refused at once (stopped, socket
+ * missing, restarting) keeps its few attempts.
+ */
+function daemonSilent(records: PulseRecord[]): boolean {
+  return records.some((r) => r.kind === 'docker' && r.timedOut === true);
+}
+
 /** The PulseError for a failed run, or null when it exited 0. */
 export function failureOf(result: RemoteResult): PulseError | null {
   if (result.exitCode === 0) return null;
@@ -48,7 +58,7 @@ export function failureOf(result: RemoteResult): PulseError | null {
   const parts = [`${result.node}: step ${result.step}: ${exitMeaning(result.exitCode, result.signal)}`];
   if (why) parts.push(why);
   if (tail && kind === 'script') parts.push(`stderr: ${tail}`);
-  return new PulseError(kind, parts.join(': '));
+  return new PulseError(kind, parts.join(': '), { final: kind === 'docker-down' && daemonSilent(result.records) });
 }
 
 /** Throw the PulseError of a failed run; return the result otherwise. */

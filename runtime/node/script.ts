@@ -40,12 +40,13 @@ const LIBRARIES: Partial<Record<StepName, string[]>> = { start: ['port'], verify
 
 /**
  * The full script of a step: prelude, the step's libraries, then `export` lines, then `pulse_redact_output` (the
- * node's secrets are redacted from all output from here on), then the step body, all in one `{ ... }` group. bash
+ * node's secrets are redacted from all output from here on) and `pulse_sweep_temps` (write-env's temp files that a
+ * killed step left in the recipe's dir go), then the step body, all in one `{ ... }` group. bash
  * parses a group completely before it runs any of it, so a script cut short by a dropped link runs nothing, and a
  * command that reads stdin can never swallow the rest of the script.
  */
 export function scriptText(step: StepName, env: Record<string, string> = {}): string {
   const libs = (LIBRARIES[step] ?? []).map((lib) => `# ---- library: ${lib} ----\n${readScript(lib)}\n`).join('');
-  const body = `${readScript('prelude')}\n${libs}# ---- inputs ----\n${exportsBlock(env)}\npulse_redact_output\n# ---- step: ${step} ----\n${readScript(step)}`;
+  const body = `${readScript('prelude')}\n${libs}# ---- inputs ----\n${exportsBlock(env)}\npulse_redact_output\npulse_sweep_temps\n# ---- step: ${step} ----\n${readScript(step)}`;
   return `{\n${body}${body.endsWith('\n') ? '' : '\n'}}\n`;
 }

@@ -9,7 +9,10 @@
 # Record: drain{source (metrics, connections or not-running), running, waiting, connections, httpStatus,
 #               shutdownTimeoutS (--shutdown-timeout in the live .env's EXTRA_VLLM_ARGS, or null), detail}.
 env_file=$PULSE_RECIPE_DIR/.env
-st=$(docker container inspect --format '{{.State.Status}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null) || st=absent
+# A failed inspect is "absent" only when the daemon answers: a daemon that does not fails the drain (exit 15) within
+# pulse_docker's bound, so the drain's budget holds whatever docker does.
+pulse_docker_to st container inspect --format '{{.State.Status}}' "$PULSE_CONTAINER" ||
+  { st=absent; pulse_docker_answers || pulse_fail_docker_down "drain: container $PULSE_CONTAINER not sampled, nothing stopped"; }
 [[ -n $st ]] || st=absent
 # vLLM's --shutdown-timeout N in the live .env: the server's own drain on SIGTERM, which the stop then waits out.
 grace=null

@@ -25,17 +25,18 @@ me=${PULSE_LOCK_DEPLOY:-}
 LOCK_SLACK_S=60
 # The longest lease pulse accepts (PULSE_LOCK_LEASE_S, worker/deps.ts): a recorded lease above it is not believed.
 LOCK_MAX_LEASE_S=86400
-l_deploy= l_host= l_action= l_recipe= l_since=0 l_until=0 l_state= l_lease=
+l_deploy='' l_host='' l_action='' l_since=0 l_until=0 l_state='' l_lease=''
 lock_read() {
-  l_deploy= l_host= l_action= l_recipe= l_since=0 l_until=0 l_state= l_lease=
+  l_deploy='' l_host='' l_action='' l_since=0 l_until=0 l_state='' l_lease=''
   [[ -f $lock_file ]] || return 0
   local k v
   while IFS='=' read -r k v; do
     case $k in
-      deploy) l_deploy=$v ;; host) l_host=$v ;; action) l_action=$v ;; recipe) l_recipe=$v ;; state) l_state=$v ;;
+      deploy) l_deploy=$v ;; host) l_host=$v ;; action) l_action=$v ;; state) l_state=$v ;;
       since) [[ $v =~ ^[0-9]{1,12}$ ]] && l_since=$((10#$v)) ;; lease) [[ $v =~ ^[0-9]{1,6}$ ]] && l_lease=$((10#$v)) ;;
       # Twelve digits reach the year 33658; a longer number (bash would overflow on it) is as far ahead as one can be.
       until) if [[ $v =~ ^[0-9]{1,12}$ ]]; then l_until=$((10#$v)); elif [[ $v =~ ^[0-9]+$ ]]; then l_until=999999999999; fi ;;
+      # recipe= is for a person reading the file on the node: the lock's name already is its recipe dir's key.
     esac
   done <"$lock_file"
 }
@@ -104,7 +105,7 @@ case $op in
       lock_record false
       pulse_fail "$PULSE_EXIT_REFUSED" "locked by $(lock_holder); nothing was changed"
     fi
-    mine=false stale= cleared=
+    mine=false stale='' cleared=''
     [[ $l_state == held && $l_deploy == "$me" ]] && mine=true
     [[ $l_state == held && $l_deploy != "$me" ]] && stale=$l_deploy
     [[ -n $l_corrupt ]] && cleared="$l_corrupt; treated as stale: this deploy replaced it with its own lock (lease until $(lock_iso "$until_new"))"

@@ -21,10 +21,10 @@
 since_re='^([0-9]+s|[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?)$'
 [[ -z ${PULSE_LOG_SINCE:-} || $PULSE_LOG_SINCE =~ $since_re ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "--since: '$PULSE_LOG_SINCE' is not a duration or a time"
 
-pick_name= pick_dir= pick_container= pick_status=absent
+pick_name='' pick_dir='' pick_container='' pick_status=absent
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
-  st=$(docker container inspect --format '{{.State.Status}}' "$r_container" </dev/null 2>/dev/null || true)
+  pulse_docker_to st container inspect --format '{{.State.Status}}' "$r_container" || st=
   if [[ $st == running ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container pick_status=$st; break; fi
   if [[ -n $st && $pick_status == absent ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container pick_status=$st; fi
   if [[ -z $pick_name ]]; then pick_name=$r_name pick_dir=$r_dir pick_container=$r_container; fi
@@ -42,6 +42,7 @@ fi
 # backslash in mawk and gawk alike); other control characters (a progress bar's carriage returns, colour codes) are
 # dropped, as the printer would drop them anyway. The record then leaves through the prelude's filter as well.
 as_records() {
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   pulse_redact_raw | env -i "$_PULSE_AWK" "${_PULSE_AWK_LINES[@]}" -v segments="${PULSE_LOG_SEGMENTS:-0}" '{
     n = split($0, seg, "\r")
     if (segments != 1) {
@@ -66,7 +67,11 @@ running=false
 if [[ $PULSE_LOG_SOURCE == deploy ]]; then
   log=${PULSE_LOG_PATH:-}
   # The newest by name: the name's stamp is the deploy's UTC start time (start.sh), mtimes can tie.
-  if [[ -z $log ]]; then log=$(ls -1 -- "$pick_dir"/logs/pulse-up-*.log 2>/dev/null </dev/null | sort | tail -n 1 || true); fi
+  if [[ -z $log ]]; then
+    # A glob sorts its names (LC_ALL=C): the last one that matched is the newest.
+    logs=("$pick_dir"/logs/pulse-up-*.log)
+    [[ ! -e ${logs[-1]} ]] || log=${logs[-1]}
+  fi
   [[ -n $log && -r $log ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "no deploy start log on the node (${log:-none of $pick_dir/logs/pulse-up-*.log})"
   pulse_record log-source source=deploy recipe="$pick_name" name="$log" running:="$running" status="$pick_status"
   n=$PULSE_LOG_TAIL
@@ -83,10 +88,12 @@ args=(--tail "$PULSE_LOG_TAIL")
 [[ ${PULSE_LOG_FOLLOW:-0} != 1 ]] || args+=(--follow)
 [[ -z ${PULSE_LOG_SINCE:-} ]] || args+=(--since "$PULSE_LOG_SINCE")
 [[ ${PULSE_LOG_TIMESTAMPS:-0} != 1 ]] || args+=(--timestamps)
-followed_id=$(docker container inspect --format '{{.Id}}' "$pick_container" </dev/null 2>/dev/null || true)
+pulse_docker_to followed_id container inspect --format '{{.Id}}' "$pick_container" || followed_id=
 # stdout and stderr of the container both (vLLM's logger writes to stdout, uvicorn to stderr).
 set +o pipefail
-docker logs "${args[@]}" "$pick_container" </dev/null 2>&1 | as_records
+# The stream has no bound (a follow, or --tail all of a large log, lasts as long as the user wants it): the inspect
+# above, bounded, has just seen the daemon answer.
+pulse_docker --within 0 logs "${args[@]}" "$pick_container" 2>&1 | as_records
 code=${PIPESTATUS[0]}
 set -o pipefail
 # Why a follow ended, for the one line the controller prints: the container stopped (its exit code), was removed, or
@@ -95,12 +102,12 @@ set -o pipefail
 ended=
 if [[ ${PULSE_LOG_FOLLOW:-0} == 1 ]]; then
   for _ in 1 2 3 4 5 6 7 8 9 10; do
-    now=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}}' "$pick_container" </dev/null 2>/dev/null || true)
+    pulse_docker_to now container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}}' "$pick_container" || now=
     read -r now_id now_status now_exit <<<"$now" || true
     [[ -n $now && $now_id == "$followed_id" && $now_status == removing ]] || break
     sleep 0.2
   done
-  _pulse_docker_asked=false # the daemon's answer from before the follow is stale now
+  [[ $_pulse_docker_silent == true ]] || _pulse_docker_asked=false # the daemon's answer from before the follow is stale now
   if [[ -z $now ]] && ! pulse_docker_answers; then ended=docker-down
   elif [[ -z $now ]]; then ended=removed
   elif [[ $now_id != "$followed_id" ]]; then ended=replaced

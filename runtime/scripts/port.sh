@@ -17,6 +17,7 @@
 #   pulse_port_words PORT BIND         the listeners in words, one per line (holders named where visible)
 
 pulse_port_listeners() {
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   { cat /proc/net/tcp /proc/net/tcp6 2>/dev/null </dev/null || true; } | "$_PULSE_AWK" -v port="$1" -v bind="${2:-}" '
     function hexval(s, i, v) { v = 0; s = toupper(s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1; return v }
     function v4(h) { return hexval(substr(h, 7, 2)) "." hexval(substr(h, 5, 2)) "." hexval(substr(h, 3, 2)) "." hexval(substr(h, 1, 2)) }
@@ -42,6 +43,7 @@ pulse_socket_holders() {
   (($# > 0)) || return 0
   local want=" $* "
   # find's exit status is not a verdict: processes end while it reads, and other users' fds are not readable.
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -lname 'socket:*' -printf '%h %l\n' 2>/dev/null </dev/null || true; } |
     "$_PULSE_AWK" -v want="$want" '{ split($1, p, "/"); ino = $2; gsub(/[^0-9]/, "", ino); if (index(want, " " ino " ")) print ino "\t" p[3] }' | sort -u
 }
@@ -49,6 +51,7 @@ pulse_socket_holders() {
 pulse_descendants() {
   # /proc/PID/stat is readable by any user; the command name in it may hold spaces and parentheses, so the fields
   # are read after the last ")".
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   { cat /proc/[0-9]*/stat 2>/dev/null </dev/null || true; } | "$_PULSE_AWK" -v root="$1" '
     { pid = $1; rest = $0; sub(/.*\) /, "", rest); split(rest, f, " "); kids[f[2]] = kids[f[2]] " " pid }
     END {
@@ -59,7 +62,9 @@ pulse_descendants() {
 
 pulse_pid_words() {
   local pid=$1 uid cmd
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   uid=$("$_PULSE_AWK" '/^Uid:/ { print $2; exit }' "/proc/$pid/status" 2>/dev/null </dev/null) || uid=
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
   cmd=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | "$_PULSE_AWK" '
     redact { printf " <redacted>"; redact = 0; next }
     tolower($0) ~ /^--?[a-z0-9_-]*(key|token|secret|password)$/ { printf "%s%s", (NR > 1 ? " " : ""), $0; redact = 1; next }
@@ -76,6 +81,7 @@ pulse_port_words() {
     words=
     for p in $pids; do words+="${words:+, }$(pulse_pid_words "$p")"; done
     [[ $addr != *:* ]] || addr="[$addr]"
+    # shellcheck disable=SC2016 # the single quotes are text in a double-quoted string: the $ there does expand
     printf '%s:%s (socket %s, uid %s) held by %s\n' "$addr" "$1" "$ino" "$uid" "${words:-no process this user can see (sudo ss -ltnp 'sport = :$1' names it)}"
   done < <(pulse_port_listeners "$1" "$2")
 }

@@ -24,7 +24,7 @@ if command -v docker >/dev/null 2>&1; then have_docker=true; check docker true "
 # that does not answer fails preflight with its own exit (15), and nothing below asks docker again.
 docker_down=false
 if [[ $have_docker == true && -n $PULSE_IMAGE ]]; then
-  if docker image inspect "$PULSE_IMAGE" >/dev/null 2>&1 </dev/null; then check image true "$PULSE_IMAGE"
+  if pulse_docker_to image_id image inspect --format '{{.Id}}' "$PULSE_IMAGE"; then check image true "$PULSE_IMAGE"
   elif pulse_docker_answers; then check image false "image $PULSE_IMAGE is not on the node"
   else docker_down=true; check docker-daemon false "$PULSE_DOCKER_DOWN"; fi
 fi
@@ -76,10 +76,14 @@ done
 # parser decides both), or up stops here, before anything stops: a lost API_KEY would serve without auth.
 if [[ -f $PULSE_ENV_PATH ]]; then
   secret_bad=() secret_keys=()
+  secrets=
+  pulse_env_secrets_to secrets "$PULSE_ENV_PATH" || secret_bad+=("$PULSE_ENV_UNREAD")
   while IFS=$'\t' read -r what a b why; do
     if [[ $what == bad ]]; then secret_bad+=("$PULSE_ENV_PATH:$a: $b: $why"); elif [[ $what == set ]]; then secret_keys+=("$a"); fi
-  done < <(pulse_env_secrets "$PULSE_ENV_PATH")
-  if ((${#secret_bad[@]} > 0)); then
+  done <<<"$secrets"
+  if [[ -n $PULSE_ENV_UNREAD ]]; then
+    check env-secrets false "$PULSE_ENV_UNREAD"
+  elif ((${#secret_bad[@]} > 0)); then
     check env-secrets false "pulse cannot carry these lines to the new .env safely (write them as KEY='value'): $(IFS=';'; printf '%s' "${secret_bad[*]}")"
   else
     check env-secrets true "${#secret_keys[@]} secret line(s) to carry: ${secret_keys[*]:-none}"
@@ -101,7 +105,7 @@ if [[ $have_docker == true && $docker_down == false ]]; then
   # One inspect call (each docker call costs time on a busy node). The separators are real tabs: docker inspect,
   # unlike docker ps, does not turn a written \t into one.
   fmt=$'{{.State.Running}}\t{{.State.Status}}\t{{.Config.Image}}\t{{.State.StartedAt}}'
-  if info=$(docker container inspect --format "$fmt" "$PULSE_CONTAINER" 2>/dev/null); then
+  if pulse_docker_to info container inspect --format "$fmt" "$PULSE_CONTAINER"; then
     IFS=$'\t' read -r running status image started <<<"$(head -n 1 <<<"$info")"
     pulse_record container name="$PULSE_CONTAINER" running:="$running" status="$status" image="$image" startedAt="$started"
   elif ! pulse_docker_answers; then
@@ -111,12 +115,18 @@ if [[ $have_docker == true && $docker_down == false ]]; then
 fi
 if [[ $have_docker == true && $docker_down == false ]]; then
   # Another vLLM server on this GPU (the recipe's own container is the one up replaces).
-  others=()
-  while IFS=$'\t' read -r name image; do
-    [[ -n $name && $name != "$PULSE_CONTAINER" ]] || continue
-    if [[ ${image,,} == *vllm* || ${name,,} == *vllm* ]]; then others+=("$name"); pulse_record other-vllm name="$name" image="$image"; fi
-  done < <(docker ps --format '{{.Names}}	{{.Image}}' 2>/dev/null || true)
-  if ((${#others[@]} == 0)); then check no-other-vllm true 'no other vLLM container runs'; else check no-other-vllm false "another vLLM container runs: ${others[*]}"; fi
+  # A list that failed is no list: "no other vLLM" only when docker answered.
+  others=() listed=
+  if ! pulse_docker_to listed ps --format '{{.Names}}	{{.Image}}' && ! pulse_docker_answers; then
+    docker_down=true
+    check docker-daemon false "$PULSE_DOCKER_DOWN"
+  else
+    while IFS=$'\t' read -r name image; do
+      [[ -n $name && $name != "$PULSE_CONTAINER" ]] || continue
+      if [[ ${image,,} == *vllm* || ${name,,} == *vllm* ]]; then others+=("$name"); pulse_record other-vllm name="$name" image="$image"; fi
+    done <<<"$listed"
+    if ((${#others[@]} == 0)); then check no-other-vllm true 'no other vLLM container runs'; else check no-other-vllm false "another vLLM container runs: ${others[*]}"; fi
+  fi
 fi
 
 # Open client connections on the server port (prelude.sh pulse_connections).

@@ -20,6 +20,9 @@
 #   pulse_curl_auth ARGS...                     curl ARGS with `Authorization: Bearer $PULSE_API_KEY_VALUE` sent on
 #                                               stdin (-H @-), so the key is never on a command line.
 #   pulse_exit_words CODE [OOM]                 what a container exit code means, in words (OOM: State.OOMKilled).
+#   pulse_docker [--within S] ARGS...           docker ARGS, ended after PULSE_DOCKER_BOUND_S (10) s or S s: EVERY
+#                                               docker call of every step goes through it. 124: no answer in time.
+#   pulse_docker_to VAR [--within S] ARGS...    the same, its stdout into VAR (the no-answer kept in this shell).
 #   pulse_docker_answers                        0 when the Docker daemon answers; else 1, with docker's own words in
 #                                               PULSE_DOCKER_DOWN. Asked only after a docker call failed.
 #   pulse_fail_docker_down [WHAT]               emits a `docker` record (ok false) and fails with exit 15.
@@ -36,7 +39,9 @@
 set -euo pipefail
 umask 077
 export LC_ALL=C
+# shellcheck disable=SC2034 # the exit codes of every step (types.ts SCRIPT_EXIT): each step uses some of them
 readonly PULSE_EXIT_OK=0 PULSE_EXIT_REFUSED=10 PULSE_EXIT_PRECONDITION=11 PULSE_EXIT_TEMPORARY=12 PULSE_EXIT_NOT_READY=13
+# shellcheck disable=SC2034 # as above
 readonly PULSE_EXIT_UNAUTHORIZED=14 PULSE_EXIT_DOCKER_DOWN=15
 
 # pulse_json_to VAR VALUE: VAR = VALUE as a JSON string literal, without a subshell. pulse_record builds one per
@@ -110,6 +115,7 @@ if "$_PULSE_AWK" -W version </dev/null 2>/dev/null | grep -q mawk; then _PULSE_A
 # integrity hash: every line that names HF_TOKEN, API_KEY or VLLM_API_KEY is replaced, and so is the rest of a
 # quoted value or a continued line it starts; a secret line the parser carries by
 # @@PULSE_SECRET_LINE@@, a comment that names one by `# @@PULSE_SECRET_COMMENT@@`, any other by @@PULSE_SECRET_OTHER@@).
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 _PULSE_ENV_AWK='
 function is_secret(k) { return k == "HF_TOKEN" || k == "API_KEY" }
 function mentions(s, t) {
@@ -279,6 +285,62 @@ pulse_env_secrets() {
   env -i "$_PULSE_AWK" -v mode=secrets -v want= "$_PULSE_ENV_AWK" "$1"
 }
 
+# pulse_env_secrets_to VAR FILE: VAR = pulse_env_secrets FILE, in this shell; returns 1 when the parse failed (awk
+# could not read the file, or died), with why in PULSE_ENV_UNREAD, and the caller fails: read through `< <(...)` such
+# a failure went unseen, and a .env whose secret lines were never read would be written again without its
+# HF_TOKEN/API_KEY (a deploy that fails later, far from its cause).
+PULSE_ENV_UNREAD=
+pulse_env_secrets_to() {
+  local _ps_out
+  if ! _ps_out=$(pulse_env_secrets "$2"); then
+    # shellcheck disable=SC2034 # read by the steps that call this (write-env, read-backup, preflight)
+    PULSE_ENV_UNREAD="cannot read the HF_TOKEN/API_KEY lines of $2 (its parse failed); nothing was changed"
+    return 1
+  fi
+  printf -v "$1" '%s' "$_ps_out"
+}
+
+# pulse_private_file VAR: VAR = the path of a new, empty, private (umask 077) file that has no name on disk: it is
+# created, opened on a descriptor this shell keeps, and unlinked at once. A copy of a .env kept there is gone when the
+# step ends however it ends: an EXIT trap would not run after a SIGKILL of the step's process group (a cancel's
+# kill-group.sh). The path is /proc/$$/fd/N: any process of the step opens it (from its start) while the step lives.
+pulse_private_file() {
+  local _pf_name _pf_fd
+  _pf_name=$(mktemp) || pulse_fail "$PULSE_EXIT_PRECONDITION" 'cannot create a temp file'
+  exec {_pf_fd}<>"$_pf_name"
+  rm -f -- "$_pf_name"
+  printf -v "$1" '/proc/%s/fd/%s' "$$" "$_pf_fd"
+}
+
+# write-env's temp files beside the .env (the new .env before its rename, the backup before its rename: a rename
+# needs a name in the same dir, so pulse_private_file cannot hold them). write-env holds an flock on each while it
+# lives (pulse_hold_temp); the kernel drops the lock when the holder dies, SIGKILL included. pulse_sweep_temps (every
+# step runs it, script.ts, right after its inputs) removes the temp files of the step's recipe dirs that no live step
+# holds, so a copy with secrets left by a killed write-env is gone at the next step on that recipe (its retry first).
+_PULSE_TEMP_GLOBS=('.env.pulse-tmp.*' '.env.pulse-bak-tmp.*')
+pulse_hold_temp() {
+  local _ph_fd
+  if ! { exec {_ph_fd}<"$1"; } || ! flock -x -w 5 "$_ph_fd"; then pulse_fail "$PULSE_EXIT_TEMPORARY" "cannot lock the temp file $1"; fi
+  # Another step's sweep may have taken the file between its creation and this lock: then it is gone (retried).
+  [[ $1 -ef /proc/$$/fd/$_ph_fd ]] || pulse_fail "$PULSE_EXIT_TEMPORARY" "the temp file $1 was removed before it was locked (another step's sweep)"
+}
+
+pulse_sweep_temps() {
+  local d f g fd
+  for d in "${PULSE_ENV_PATH:+$(dirname -- "$PULSE_ENV_PATH")}" "${PULSE_RECIPE_DIR:-}"; do
+    [[ -n $d && -d $d ]] || continue
+    for g in "${_PULSE_TEMP_GLOBS[@]}"; do
+      for f in "$d"/$g; do
+        [[ -f $f && ! -L $f ]] || continue
+        { exec {fd}<"$f"; } 2>/dev/null || continue
+        if flock -n -x "$fd"; then rm -f -- "$f"; fi
+        exec {fd}<&-
+      done
+    done
+  done
+  return 0
+}
+
 # Everything a script prints leaves the node through pulse_redact (stdout and stderr, installed at the end of
 # this prelude): the values of API_KEY and HF_TOKEN from the node's own recipe .env files are replaced before
 # any tail, log excerpt or record reaches the controller. The values never appear on a command line.
@@ -442,33 +504,95 @@ pulse_exit_words() {
   esac
 }
 
-# Every docker command fails with exit 1 both when the object is absent and when the daemon does not answer (its
+# Every docker call of every step goes through pulse_docker, within a bound: a Docker daemon that is frozen (stopped
+# by SIGSTOP, wedged) accepts the call on its socket and never answers, and a docker CLI waiting on it waits for ever,
+# with the node's deploy lock held. `timeout --foreground` keeps the docker CLI in the step's process group (so a
+# cancel's kill of the group reaches it; without --foreground timeout moves itself and docker to a group of their
+# own); the CLI ends on SIGTERM, and -k sends SIGKILL 2 s later should it not.
+#
+# Every docker command also fails with exit 1 both when the object is absent and when the daemon does not answer (its
 # socket is missing, the daemon is stopped, the user may not use the socket), so a failed `docker container inspect`
 # alone must never be read as "no such container", nor a failed `docker image inspect` as "image not on the node".
-# After a failed call a script asks this once: `docker version` asks the daemon for its version (a 10 s bound: a
-# daemon that is frozen never answers). PULSE_DOCKER_DOWN keeps docker's own words (e.g. "Cannot connect to the
-# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", or "permission denied while trying
-# to connect to the Docker daemon socket at ..."); the answer is kept for the rest of the script.
+# After a failed call a script asks pulse_docker_answers once: `docker version` asks the daemon for its version
+# (through pulse_docker, so within the same bound). PULSE_DOCKER_DOWN keeps docker's own words (e.g. "Cannot connect
+# to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", or "permission denied while
+# trying to connect to the Docker daemon socket at ..."), or "did not answer within N s"; the answer is kept for the
+# rest of the script, and once the daemon is known not to answer no later pulse_docker waits for it again.
+PULSE_DOCKER_BOUND_S=10
 PULSE_DOCKER_DOWN=
 _pulse_docker_asked=false
+# true when the daemon did not answer within the bound (a frozen daemon), not when it refused at once.
+_pulse_docker_silent=false
+
+# pulse_docker [--within S] ARGS...: docker ARGS with stdin from /dev/null, ended after S seconds (default
+# PULSE_DOCKER_BOUND_S; `--within 0` only for a follow, which the user ends). Returns docker's status, or 124 when
+# the daemon did not answer in time or is already known not to (a docker command's own status 124 or 137 before the
+# bound is returned as 1). In this shell it also keeps that answer (pulse_docker_answers then says so at once); in a
+# $(...) or a pipeline the answer stays in the subshell: pulse_docker_to keeps it.
+pulse_docker() {
+  local within=$PULSE_DOCKER_BOUND_S rc=0 t0
+  if [[ ${1:-} == --within ]]; then within=$2; shift 2; fi
+  if [[ $_pulse_docker_asked == true && $_pulse_docker_silent == true ]]; then return 124; fi
+  if ((within == 0)); then
+    # In a subshell (`&`, a pipeline) docker replaces it, so a kill of the job's pid reaches docker itself.
+    if ((BASHPID != $$)); then exec docker "$@" </dev/null; fi
+    docker "$@" </dev/null
+    return
+  fi
+  t0=${EPOCHREALTIME/[.,]/}
+  timeout --foreground -k 2 "$within" docker "$@" </dev/null || rc=$?
+  ((rc == 124 || rc == 137)) || return "$rc"
+  # A status of 124 or 137 from before the bound is docker's own (an exec'd process killed), not the timeout's.
+  if (( ${EPOCHREALTIME/[.,]/} - t0 < within * 1000000 )); then return 1; fi
+  _pulse_docker_no_answer "$within" "$@"
+  return 124
+}
+
+# _pulse_docker_no_answer S ARGS...: the daemon did not answer `docker ARGS` within S seconds; kept for the rest of
+# the script. The words name the command (`docker container inspect`), never its arguments.
+_pulse_docker_no_answer() {
+  local what=$2
+  [[ $2 != container && $2 != image ]] || what+=" ${3:-}"
+  _pulse_docker_asked=true
+  _pulse_docker_silent=true
+  PULSE_DOCKER_DOWN="the Docker daemon did not answer within $1 s (docker $what; it may be frozen or overloaded)"
+}
+
+# pulse_docker_to VAR [--within S] ARGS...: VAR = what pulse_docker ARGS prints on stdout (its stderr is dropped, and
+# trailing newlines go as with $(...)); returns its status. The no-answer is kept in this shell, so the caller's
+# pulse_docker_answers says so at once instead of waiting a second bound.
+pulse_docker_to() {
+  local _pd_var=$1 _pd_out _pd_rc=0 _pd_within=$PULSE_DOCKER_BOUND_S
+  shift
+  _pd_out=$(pulse_docker "$@" 2>/dev/null) || _pd_rc=$?
+  printf -v "$_pd_var" '%s' "$_pd_out"
+  if ((_pd_rc == 124)) && [[ $_pulse_docker_silent != true ]]; then
+    if [[ ${1:-} == --within ]]; then _pd_within=$2; shift 2; fi
+    _pulse_docker_no_answer "$_pd_within" "$@"
+  fi
+  return "$_pd_rc"
+}
+
 pulse_docker_answers() {
   local out rc=0 line
   if [[ $_pulse_docker_asked == true ]]; then
     if [[ -z $PULSE_DOCKER_DOWN ]]; then return 0; else return 1; fi
   fi
+  out=$(pulse_docker version --format '{{.Server.Version}}' 2>&1) || rc=$?
+  if ((rc == 124)); then _pulse_docker_no_answer "$PULSE_DOCKER_BOUND_S" version; return 1; fi
   _pulse_docker_asked=true
-  out=$(timeout 10 docker version --format '{{.Server.Version}}' </dev/null 2>&1) || rc=$?
   ((rc != 0)) || return 0
   line=
   while IFS= read -r line; do [[ -z ${line//[[:space:]]/} ]] || break; done <<<"$out"
-  ((rc != 124)) || line='no answer within 10 s (the daemon may be frozen)'
   PULSE_DOCKER_DOWN="the Docker daemon does not answer: ${line:0:400}"
   [[ -n $line ]] || PULSE_DOCKER_DOWN+="docker version exited $rc"
   return 1
 }
 
+# The `docker` record says whether the daemon was silent (timedOut: it did not answer within the bound), so pulse
+# does not retry the step: each attempt would wait the bound again with the node's lock held.
 pulse_fail_docker_down() {
-  pulse_record docker ok:=false daemon:=false detail="$PULSE_DOCKER_DOWN"
+  pulse_record docker ok:=false daemon:=false timedOut:="$_pulse_docker_silent" detail="$PULSE_DOCKER_DOWN"
   pulse_fail "$PULSE_EXIT_DOCKER_DOWN" "$PULSE_DOCKER_DOWN${1:+ ($1)}"
 }
 

@@ -7,17 +7,19 @@
 # Inputs: PULSE_BACKUP_PATH, PULSE_ENV_PATH.
 # Records: backup{exists,refused,b64,secretLines}, problem{line,key,why} per secret line pulse cannot carry (never
 # its text), current{exists,b64}.
-_rb_tmp=$(mktemp)
-trap 'rm -f -- "$_rb_tmp"' EXIT
+# The copy holds the backup's secret lines: a private file with no name on disk (prelude pulse_private_file), so no
+# end of the step, a SIGKILL of its process group included, leaves it on the node.
+pulse_private_file _rb_tmp
 f=$PULSE_BACKUP_PATH
 if [[ ! -e $f && ! -L $f ]]; then
   pulse_record backup exists:=false refused= b64= secretLines:=0
 elif ! why=$(pulse_copy_regular "$f" "$_rb_tmp"); then
   pulse_record backup exists:=true refused="$why" b64= secretLines:=0
 else
+  pulse_env_secrets_to secrets "$_rb_tmp" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     [[ $what == bad ]] && pulse_record problem line:="$a" key="$b" why="$why"
-  done < <(pulse_env_secrets "$_rb_tmp")
+  done <<<"$secrets"
   public=$(pulse_env_public "$_rb_tmp" | base64 | tr -d '\n')
   n=$(pulse_env_public "$_rb_tmp" | grep -c '^@@PULSE_SECRET_LINE@@$' || true)
   pulse_record backup exists:=true refused= b64="$public" secretLines:="${n:-0}"

@@ -33,7 +33,7 @@ esac
 # what the first probe of the wait reported (the wait keeps them in its heartbeat, so a resumed wait still has them).
 if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
   # State.Error goes last: read gives the last name the rest of the line, spaces and all.
-  st=$(docker container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.State.OOMKilled}} {{.State.StartedAt}} {{.State.Error}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null) ||
+  pulse_docker_to st container inspect --format '{{.Id}} {{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} {{.State.OOMKilled}} {{.State.StartedAt}} {{.State.Error}}' "$PULSE_CONTAINER" ||
     { st=; pulse_docker_answers || pulse_fail_docker_down "readiness of container $PULSE_CONTAINER"; }
   read -r cid state ecode restarts oom started err <<<"$st" || true
   if [[ -n ${cid:-} && $restarts =~ ^[0-9]+$ && $ecode =~ ^[0-9]+$ ]]; then
@@ -62,7 +62,7 @@ if [[ $code != 200 && -n ${PULSE_CONTAINER:-} ]]; then
       # a restart that is already due and ends a run that is loading. The container stays, exited, with its log
       # (pulse model logs, docker logs), until down or the next up removes it. docker stop waits up to 10 s.
       ended="pulse ended the loop (docker update --restart=no, docker stop); the container stays, stopped, with its log until pulse model down or the next up removes it"
-      if ! docker update --restart=no "$cid" >/dev/null 2>&1 </dev/null || ! docker stop -t 10 "$cid" >/dev/null 2>&1 </dev/null; then
+      if ! pulse_docker update --restart=no "$cid" >/dev/null 2>&1 || ! pulse_docker --within $((10 + PULSE_DOCKER_BOUND_S)) stop -t 10 "$cid" >/dev/null 2>&1; then
         ended="pulse could not end the loop (docker update --restart=no or docker stop failed): it goes on until pulse model down stops it"
       fi
       pulse_record crash-loop container="$PULSE_CONTAINER" restartCount:="$restarts" ended="$ended"
@@ -76,7 +76,7 @@ fi
 # A wait that follows the log (activities/log-watch.ts) reads the phase from the stream and skips it: a refused probe
 # then ends sooner, and the wait's next probe (on the startup line) comes sooner.
 if [[ $code != 200 && $code != 401 && -n ${cid:-} && ${PULSE_NO_LOG_TAIL:-0} != 1 ]]; then
-  tail=$(docker logs --tail 40 "$PULSE_CONTAINER" 2>&1 </dev/null | tail -c 4096) || true
+  tail=$(pulse_docker logs --tail 40 "$PULSE_CONTAINER" 2>&1 | tail -c 4096) || true
   [[ -z $tail ]] || pulse_record log-tail text="$tail"
 fi
 # vLLM answers 401 only once it serves, and only when its key (--api-key, else VLLM_API_KEY) is not the one sent:

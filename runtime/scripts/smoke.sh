@@ -6,11 +6,14 @@
 _smoke_tmp=$(mktemp -d)
 trap 'rm -rf "$_smoke_tmp"' EXIT
 # The recipe whose container runs (its .env holds the key and the served name), else the first recipe.
-recipe= PULSE_ENV_PATH=
+recipe='' PULSE_ENV_PATH=''
 while IFS=$'\t' read -r r_name r_dir r_container; do
   [[ -n $r_name ]] || continue
   if [[ -z $recipe ]]; then recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"; fi
-  if [[ $(docker container inspect --format '{{.State.Running}}' "$r_container" </dev/null 2>/dev/null) == true ]]; then
+  # A daemon that does not answer picks no recipe here (the first one goes), and costs one bound, not one per recipe.
+  running=
+  pulse_docker_to running container inspect --format '{{.State.Running}}' "$r_container" || true
+  if [[ $running == true ]]; then
     recipe=$r_name PULSE_ENV_PATH="$r_dir/.env"
     break
   fi

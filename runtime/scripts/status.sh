@@ -41,7 +41,7 @@ status_container() {
   local name=$1 recipe=$2 info state running started image code restarts finished oom logcfg err meaning=
   local fmt='{{.State.Status}}{{"\t"}}{{.State.Running}}{{"\t"}}{{.State.StartedAt}}{{"\t"}}{{.Config.Image}}{{"\t"}}{{.State.ExitCode}}'
   fmt+='{{"\t"}}{{.RestartCount}}{{"\t"}}{{.State.FinishedAt}}{{"\t"}}{{.State.OOMKilled}}{{"\t"}}{{json .HostConfig.LogConfig}}{{"\t"}}{{json .State.Error}}'
-  if ! info=$(docker container inspect --format "$fmt" "$name" </dev/null 2>/dev/null); then
+  if ! pulse_docker_to info container inspect --format "$fmt" "$name"; then
     # Absent only when the daemon answered; else nobody knows (status `unknown`, and one `docker` record says why).
     if ! pulse_docker_answers; then
       pulse_record container recipe="$recipe" name="$name" exists:=false running:=false status=unknown startedAt:=null image:=null
@@ -65,7 +65,7 @@ status_container() {
 
 # Each entry: name<TAB>dir<TAB>container<TAB>docker state (0 running, 2 exists, 1 absent, 3 unknown: the daemon does
 # not answer), so the primary recipe's state needs no second `docker inspect`.
-primary= primary_dir= primary_container= primary_rc= first= existing=
+primary='' primary_dir='' primary_container='' primary_rc='' first='' existing=''
 have_docker=true
 command -v docker >/dev/null 2>&1 || have_docker=false
 while IFS=$'\t' read -r r_name r_dir r_container; do
@@ -101,7 +101,8 @@ if [[ $primary_rc == 0 || $primary_rc == 2 ]]; then
   # (the controller joins them); one awk pass keeps the last of each, cut to 1000 bytes.
   kv_tail=${PULSE_KV_TAIL_LINES:-2000}
   [[ $kv_tail =~ ^[0-9]+$ ]] || kv_tail=2000
-  kvs=$(docker logs --tail "$kv_tail" "$primary_container" </dev/null 2>&1 | "$_PULSE_AWK" '
+  # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
+  kvs=$(pulse_docker logs --tail "$kv_tail" "$primary_container" 2>&1 | "$_PULSE_AWK" '
     /KV cache size: [0-9,]+ tokens/ { kv = substr($0, 1, 1000) }
     /Maximum concurrency for [0-9,]+ tokens per request/ { conc = substr($0, 1, 1000) }
     END { print kv; print conc }') || true
@@ -134,7 +135,9 @@ elif [[ ${PULSE_HTTP:-0} == 1 ]]; then
   pulse_record health httpStatus:="${code:-0}" body_b64="$body" detail="$(head -c 300 "$_status_tmp/curl.err")" ${route[@]+"${route[@]}"}
 fi
 
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 avail=$("$_PULSE_AWK" '$1 == "MemAvailable:" { print $2 }' /proc/meminfo 2>/dev/null || true)
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 total=$("$_PULSE_AWK" '$1 == "MemTotal:" { print $2 }' /proc/meminfo 2>/dev/null || true)
 wsf=$(cat /proc/sys/vm/watermark_scale_factor 2>/dev/null || true)
 pulse_record memory availableKiB:="${avail:-null}" totalKiB:="${total:-null}" watermarkScaleFactor:="${wsf:-null}"

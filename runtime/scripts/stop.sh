@@ -16,25 +16,31 @@ stop=$(pulse_abs "$PULSE_RECIPE_STOP")
 [[ -f $stop ]] || pulse_fail "$PULSE_EXIT_PRECONDITION" "stop script $stop is missing"
 # `docker container inspect --format` prints an empty line for a container that does not exist: only its exit
 # status says absent.
-# `unknown` when the Docker daemon does not answer: the stop then fails with exit 15, never "container gone".
+# state_of sets `state` and `oom` in this shell (never in a $(...): the daemon's answer is kept, so a daemon that does
+# not answer costs one bound, not one per question); state `unknown` when it does not answer: the stop then fails with
+# exit 15, never "container gone".
+state=absent oom=false
 state_of() {
   local out
-  if ! out=$(docker container inspect --format '{{.State.Status}} {{.State.OOMKilled}}' "$PULSE_CONTAINER" 2>/dev/null </dev/null); then
-    out='absent false'
-    pulse_docker_answers || out='unknown false'
+  if pulse_docker_to out container inspect --format '{{.State.Status}} {{.State.OOMKilled}}' "$PULSE_CONTAINER"; then
+    read -r state oom <<<"$out" || true
+  else
+    state=absent oom=false
+    pulse_docker_answers || state=unknown
   fi
-  printf '%s\n' "$out"
 }
-before=absent oom=false
-read -r before oom <<<"$(state_of)" || true
-[[ $before != unknown ]] || { pulse_docker_answers || pulse_fail_docker_down "stop: container $PULSE_CONTAINER not touched, stop.sh not run"; }
+state_of
+before=$state oom_before=$oom
+[[ $before != unknown ]] || pulse_fail_docker_down "stop: container $PULSE_CONTAINER not touched, stop.sh not run"
 was=false
 case $before in running | paused | restarting) was=true ;; esac
 waitf=$(mktemp)
-trap 'rm -f "$waitf"' EXIT
 waiter=
+# A step that fails (a daemon that stops answering mid-stop) leaves no docker wait behind, blocked on that daemon.
+trap 'rm -f "$waitf"; [[ -z $waiter ]] || kill "$waiter" 2>/dev/null || true' EXIT
 if [[ $was == true ]]; then
-  docker wait "$PULSE_CONTAINER" >"$waitf" 2>/dev/null </dev/null &
+  # Bounded by the script itself (killed after the removal below), not by pulse_docker's bound: stop.sh may take long.
+  pulse_docker --within 0 wait "$PULSE_CONTAINER" >"$waitf" 2>/dev/null &
   waiter=$!
 fi
 
@@ -59,10 +65,12 @@ rc=0
 # What is left: wait out a removal in progress, remove anything else (a dead one again), for up to 10 s.
 now=absent
 for i in $(seq 1 50); do
-  read -r now _ <<<"$(state_of)" || true
+  state_of
+  now=$state
   [[ $now != absent ]] || break
-  [[ $now != unknown ]] || { pulse_docker_answers || pulse_fail_docker_down "stop: stop.sh exited $rc; whether container $PULSE_CONTAINER is gone is unknown"; }
-  if [[ $now != removing ]] && ((i % 5 == 1)); then docker rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 </dev/null || true; fi
+  [[ $now != unknown ]] || pulse_fail_docker_down "stop: stop.sh exited $rc; whether container $PULSE_CONTAINER is gone is unknown"
+  # rm -f kills the server and removes its layer: a little longer than a question.
+  if [[ $now != removing ]] && ((i % 5 == 1)); then pulse_docker --within 30 rm -f "$PULSE_CONTAINER" >/dev/null 2>&1 || true; fi
   sleep 0.2
 done
 gone=true
@@ -75,7 +83,7 @@ if [[ -n $waiter ]]; then
   wait "$waiter" 2>/dev/null || true
   code=$(head -n 1 "$waitf" | tr -d '[:space:]')
   [[ $code =~ ^[0-9]+$ ]] || code=null
-  [[ $code == null ]] || meaning=$(pulse_exit_words "$code" "$oom")
+  [[ $code == null ]] || meaning=$(pulse_exit_words "$code" "$oom_before")
 fi
 pulse_record stopped wasRunning:="$was" containerGone:="$gone" stopExit:="$rc" before="$before" exitCode:="$code" exitMeaning="$meaning" after="$now" atSignal:="$at" atSignalSource:="$at_source" atSignalDetail="$at_detail"
 how=${meaning:+; it stopped with $meaning}

@@ -34,25 +34,31 @@ pulse_record engine healthStatus:="$hcode"
 # unknown: held by nothing this user can see and the container could not be asked), then one `port` record.
 port_proof() {
   local info pid cid mode listeners ino uid addr inside='' exec_ok=false members holders owner words p n_mine=0 n_other=0 n_unknown=0
-  info=$(docker container inspect --format '{{.State.Pid}} {{.Id}} {{.HostConfig.NetworkMode}}' "$PULSE_CONTAINER" </dev/null 2>/dev/null) || info=
+  # Nothing here can be verified without docker: a daemon that does not answer fails the step (exit 15).
+  pulse_docker_to info container inspect --format '{{.State.Pid}} {{.Id}} {{.HostConfig.NetworkMode}}' "$PULSE_CONTAINER" ||
+    { info=; pulse_docker_answers || pulse_fail_docker_down "verify of container $PULSE_CONTAINER"; }
   read -r pid cid mode <<<"$info" || true
   if [[ ! ${pid:-} =~ ^[1-9][0-9]*$ ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER does not run"; return 0; fi
   if [[ $mode != host ]]; then pulse_record port proven:=false detail="container $PULSE_CONTAINER uses network mode $mode, not host: the node's listener is docker's port proxy, not the container"; return 0; fi
   listeners=$(pulse_port_listeners "$PULSE_PORT" "${PULSE_BIND:-}")
   if [[ -z $listeners ]]; then pulse_record port proven:=false detail="no socket listens on port $PULSE_PORT"; return 0; fi
   members=" $(pulse_descendants "$pid" | tr '\n' ' ') "
-  if inside=$(docker exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' </dev/null 2>/dev/null); then :; fi
+  pulse_docker_to inside exec "$PULSE_CONTAINER" sh -c 'ls -l /proc/[0-9]*/fd/ 2>/dev/null; echo pulse-exec-ok' || true
   [[ $inside != *pulse-exec-ok* ]] || exec_ok=true
   inside=" $({ grep -o 'socket:\[[0-9]*\]' <<<"$inside" || true; } | tr -dc '0-9\n' | tr '\n' ' ') "
-  holders=$(pulse_socket_holders $(cut -f1 <<<"$listeners"))
+  local -a inodes=()
+  mapfile -t inodes < <(cut -f1 <<<"$listeners")
+  holders=$(pulse_socket_holders "${inodes[@]}")
   while IFS=$'\t' read -r ino uid addr; do
     owner=unknown words=
     [[ $exec_ok != true || $inside != *" $ino "* ]] || owner=container
+    # shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
     for p in $("$_PULSE_AWK" -v i="$ino" '$1 == i { print $2 }' <<<"$holders"); do
       if [[ $members == *" $p "* ]] || { [[ -n $cid ]] && grep -qs -- "$cid" "/proc/$p/cgroup"; }; then owner=container; else words+="${words:+, }$(pulse_pid_words "$p")"; fi
     done
     [[ $owner == container || ($exec_ok != true && -z $words) ]] || owner=other
     case $owner in container) n_mine=$((n_mine + 1)) ;; other) n_other=$((n_other + 1)) ;; *) n_unknown=$((n_unknown + 1)) ;; esac
+    # shellcheck disable=SC2016 # the single quotes are text in a double-quoted string: the $ there does expand
     pulse_record port-listener inode="$ino" uid:="$uid" address="$addr" owner="$owner" holders="${words:-no process this user can see (sudo ss -ltnp 'sport = :$PULSE_PORT' names it)}"
   done <<<"$listeners"
   if ((n_other > 0)); then pulse_record port proven:=false shared:=true detail="$n_other of the sockets on port $PULSE_PORT are not container $PULSE_CONTAINER's"
@@ -80,9 +86,11 @@ unset key_now
 # cost 5 GB of /tmp on every deploy): one awk pass keeps the first KV cache size and concurrency lines (the same line
 # in current vLLM; cut to 1000 bytes) and which proof texts occur, and stops reading once it has them all. Its output is bounded: one line per finding.
 scan_logs() {
-  docker logs "$PULSE_CONTAINER" 2>&1 </dev/null || true
+  # The whole log, which takes longer than a question on a large one (awk stops reading once it has its lines).
+  pulse_docker --within 180 logs "$PULSE_CONTAINER" 2>&1 || true
   [[ -z $PULSE_LOG_PATH || ! -r $PULSE_LOG_PATH ]] || cat -- "$PULSE_LOG_PATH" 2>/dev/null || true
 }
+# shellcheck disable=SC2016 # an awk program: its $ are awk's, not bash's
 findings=$(scan_logs | "$_PULSE_AWK" '
   BEGIN { n = split(ENVIRON["PULSE_PROOFS"], proof, "\n"); left = n; for (i = 1; i <= n; i++) if (proof[i] == "") left-- }
   !kv && /KV cache size: [0-9,]+ tokens/ { kv = 1; print "kv\t" substr($0, 1, 1000) }

@@ -26,6 +26,7 @@ if [[ -f $target && $(hdr sha256) == "$PULSE_NEW_SHA256" && $(hdr profile) == "$
 fi
 
 tmp=$(mktemp "$dir/.env.pulse-tmp.XXXXXX") || pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot create a temp file in $dir"
+pulse_hold_temp "$tmp" # gone at the next step if this one is killed (prelude pulse_sweep_temps)
 bak_tmp=
 trap 'rm -f -- "$tmp" ${bak_tmp:+"$bak_tmp"}' EXIT
 fail_write() { pulse_fail "$PULSE_EXIT_PRECONDITION" "cannot write $1 (disk full?); the old .env is unchanged"; }
@@ -37,9 +38,10 @@ if [[ -n ${PULSE_RESTORE_FROM:-} ]]; then
   # One private copy, checked as read-backup checked the file (a regular file pulse wrote, its secret lines ones
   # pulse carries, its public text the plan's): what is checked is what is restored, whatever happens to $src now.
   why=$(pulse_copy_regular "$src" "$tmp") || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src: $why; the .env is unchanged"
+  pulse_env_secrets_to secrets "$tmp" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     [[ $what != bad ]] || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src:$a: $b: $why; pulse does not restore it (the .env is unchanged)"
-  done < <(pulse_env_secrets "$tmp")
+  done <<<"$secrets"
   cmp -s <(pulse_env_public "$tmp") <(printf '%s' "$PULSE_NEW_ENV_B64" | base64 -d) ||
     pulse_fail "$PULSE_EXIT_REFUSED" "backup $src is not the file this rollback was planned from (changed since, or the plan was not made from it); the .env is unchanged"
 else
@@ -49,14 +51,15 @@ fi
 if [[ -f $target && -z ${PULSE_RESTORE_FROM:-} ]]; then
   # The prelude's .env parser decides what is carried (the rule preflight checked): one normalised line per secret.
   # A line it cannot carry fails here too (the file changed since preflight), before the old .env is replaced.
+  pulse_env_secrets_to secrets "$target" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     case $what in
       bad) pulse_fail "$PULSE_EXIT_PRECONDITION" "$target:$a: $b: $why; pulse cannot carry it to the new .env (the old .env is unchanged)" ;;
       set) printf '%s\n' "$b" >>"$tmp" || fail_write "$tmp"; carried=$((carried + 1)) ;;
     esac
-  done < <(pulse_env_secrets "$target")
+  done <<<"$secrets"
 fi
-chmod 600 "$tmp" && sync -- "$tmp" || fail_write "$tmp"
+if ! chmod 600 "$tmp" || ! sync -- "$tmp"; then fail_write "$tmp"; fi
 
 backup=
 if [[ -f $target ]]; then
@@ -68,7 +71,8 @@ if [[ -f $target ]]; then
   # A backup with this deploy's stamp that equals the old file is ours (a crash came before the rename): keep it.
   if [[ ! -e $backup ]]; then
     bak_tmp=$(mktemp "$dir/.env.pulse-bak-tmp.XXXXXX") || fail_write "$dir"
-    cp -- "$target" "$bak_tmp" && chmod 600 "$bak_tmp" && sync -- "$bak_tmp" || fail_write "$backup"
+    pulse_hold_temp "$bak_tmp"
+    if ! cp -- "$target" "$bak_tmp" || ! chmod 600 "$bak_tmp" || ! sync -- "$bak_tmp"; then fail_write "$backup"; fi
     mv -f -- "$bak_tmp" "$backup" || fail_write "$backup"
     bak_tmp=
   fi

@@ -125,6 +125,42 @@ test('a Docker daemon that does not answer: status, logs, up and the watchdog ch
   await runCli(['model', 'down', '--node', NODE], env);
 });
 
+/** The bound of every docker call on a node (runtime/scripts/prelude.sh PULSE_DOCKER_BOUND_S). */
+const DOCKER_BOUND_S = 10;
+
+test('a frozen Docker daemon (SIGSTOP): down with a drain fails within its budget plus the docker bound, as docker-down, and frees the node', async () => {
+  await upOk();
+  const stops = node().stopShCalls().length;
+  node().freezeDaemon(true, 300_000); // thawed below; the timer only guards a test that dies on the way
+  try {
+    const t0 = Date.now();
+    const r = await runCli(['model', 'down', '--node', NODE, '--drain-s', '5'], env);
+    const took = (Date.now() - t0) / 1000;
+    const out = r.stdout + r.stderr;
+    assert.equal(r.code, 14, out); // docker-down
+    assert.match(out, new RegExp(`the Docker daemon did not answer within ${DOCKER_BOUND_S} s \\(docker container inspect`));
+    assert.doesNotMatch(out, /attempt 2/, 'a silent daemon is not asked again by a retry of the step');
+    // The drain step ends within its budget (5 s) plus the bound; before, it showed `not probed yet, 123s of 5s` and
+    // failed after 5 min 05 s. The whole command also waits for the failure block's status (one more bound).
+    const drainS = Number(/✗ 1\/2 drain on simA \((\d+(?:\.\d+)?)s\)/.exec(out)?.[1] ?? NaN);
+    assert.ok(drainS <= 5 + DOCKER_BOUND_S + 3, `the drain step took ${drainS} s\n${out}`);
+    assert.ok(took < 5 + 2 * DOCKER_BOUND_S + 30, `down took ${took} s`);
+    assert.equal(node().stopShCalls().length, stops, 'nothing was stopped');
+    // The node's lock was released: the next command is not refused by it (exit 4) but meets the daemon (exit 14),
+    // this time at the stop (--no-drain), again within the bound.
+    const again = await runCli(['model', 'down', '--node', NODE, '--no-drain'], env);
+    const out2 = again.stdout + again.stderr;
+    assert.equal(again.code, 14, out2);
+    assert.match(out2, /stop: .*the Docker daemon did not answer within 10 s \(docker container inspect/);
+    const stopS = Number(/✗ 1\/2 stop on simA \((\d+(?:\.\d+)?)s\)/.exec(out2)?.[1] ?? NaN);
+    assert.ok(stopS <= DOCKER_BOUND_S + 3, `the stop step took ${stopS} s\n${out2}`);
+  } finally {
+    node().freezeDaemon(false);
+  }
+  const down = await runCli(['model', 'down', '--node', NODE], env);
+  assert.equal(down.code, 0, down.stdout + down.stderr);
+});
+
 test('status reads a bounded tail of the container log: a KV cache line 3000 lines back is not read, the saved one is shown', async () => {
   await upOk();
   const before = await statusJson();
