@@ -74,3 +74,33 @@ test('after a failed up that auto-rolled back, the block shows the failed start,
   const refused = await runCli(['model', 'logs', '--node', 'simA', '--deploy', '/etc/passwd'], env);
   assert.equal(refused.code, 2, 'only a start log of the node: ' + refused.stderr);
 });
+
+test('then a plain rollback does not bring back the .env that failed: --list and the dry-run say what happened to each backup', async () => {
+  const st = await savedNodeState(dir, 'simA');
+  assert.equal(st.profile, 'best', 'the previous test left best restored');
+  const list = await runCli(['model', 'rollback', '--node', 'simA', '--list', '--json'], env);
+  assert.equal(list.code, 0, list.stdout + list.stderr);
+  const entries = JSON.parse(list.stdout) as { name: string; path: string; profile: string | null; lastUpWrote: boolean; mark: string | null; failed: boolean }[];
+  const failed = entries.find((e) => e.lastUpWrote);
+  assert.ok(failed, list.stdout);
+  assert.equal(failed.profile, 'datagen', 'the last up (the auto-rollback) backed up the failed datagen .env');
+  assert.equal(failed.failed, true, list.stdout);
+  assert.match(failed.mark ?? '', /^datagen: failed at readiness \d\d:\d\dZ, undone \d\d:\d\dZ \(best served again\)$/, list.stdout);
+  const served = entries.find((e) => e.profile === 'best' && !e.failed);
+  assert.ok(served, list.stdout);
+  assert.match(served.mark ?? '', /^best: served \d\d:\d\dZ$/, list.stdout);
+  const text = await runCli(['model', 'rollback', '--node', 'simA', '--list'], env);
+  assert.ok(text.stdout.includes('the last up replaced this; datagen: failed at readiness'), text.stdout);
+  // The default would be the backup the last up wrote: the .env that failed. Refused, saying which and why.
+  const dry = await runCli(['model', 'rollback', '--node', 'simA', '--dry-run'], env);
+  assert.equal(dry.code, 4, dry.stdout + dry.stderr);
+  assert.ok(dry.stderr.includes(`the default backup, the .env the last up replaced (${failed.name}), holds an .env that failed (datagen: failed at readiness`), dry.stderr);
+  assert.match(dry.stderr, /simA serves best, its last known good, now: there is nothing to roll back to/, dry.stderr);
+  const real = await runCli(['model', 'rollback', '--node', 'simA'], env);
+  assert.equal(real.code, 4, real.stdout + real.stderr);
+  assert.equal((await savedNodeState(dir, 'simA')).workflowId, st.workflowId, 'nothing ran');
+  // Named on purpose, a backup still restores; its dry-run says what happened to it.
+  const named = await runCli(['model', 'rollback', '--node', 'simA', '--to', served.name, '--dry-run'], env);
+  assert.equal(named.code, 0, named.stdout + named.stderr);
+  assert.match(named.stdout, /^ {2}chosen: {3}named by --to \(best: served \d\d:\d\dZ\)$/m, named.stdout);
+});
