@@ -1,9 +1,9 @@
 /**
  * `pulse model rollback --node N [--to BACKUP] [--yes] [--force] [--dry-run] [--detach]`: bring the node back to the
  * exact bytes of a .env backup (default: the one last known good points to, else the one the last up wrote, never one
- * whose .env failed). The
- * worker reads and checks the backup on the node and runs the up steps with it (workflows/rollback.ts); --dry-run
- * reads it from here (read-only) and shows which backup, its profile and the key difference to the live .env.
+ * whose .env failed). The worker reads and checks the backup on the node and runs the up steps with it
+ * (workflows/rollback.ts); --dry-run reads it from here (read-only) and shows which backup and why, its profile and
+ * the key difference to the live .env.
  */
 import path from 'node:path';
 import type { NodeConfig } from '../../runtime/config/nodes.js';
