@@ -7,6 +7,7 @@ import type {
   DownPlan,
   DrainResult,
   EnvIdentity,
+  FailedStart,
   FleetEntry,
   LockResult,
   MemorySample,
@@ -172,6 +173,11 @@ export interface PulseActivities {
   pollReadiness(plan: UpStepPlan, lock?: LockUse, hint?: ReadinessHint): Promise<ReadinessProbe>;
   /** Step 8: served name, max_model_len, KV cache line, pulse-proof texts. */
   verifyServer(input: VerifyInput, lock?: LockUse): Promise<VerifyResult>;
+  /**
+   * Before an up's auto-rollback (its stop removes the container): the failed start's log and the last lines of its
+   * container's log (of the start log when the container is gone), read-only, redacted on the node.
+   */
+  readFailedStart(input: VerifyInput): Promise<FailedStart>;
   /** Step 9 (and 'starting', 'down'): node state + gateway fragment. */
   publishState(input: StateInput | SparseStateInput): Promise<PublishResult>;
   /** Compensation: the node state says failed and the gateway fragment disables its endpoint. */

@@ -3,10 +3,12 @@ import { Context } from '@temporalio/activity';
 import type { NodeSession } from '../runtime/node/types.js';
 import type { StepOptions } from '../runtime/steps/index.js';
 import type {
-  DownPlan, MkdirResult, PlanRecipe, NodeTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
+  DownPlan, FailedStart, MkdirResult, PlanRecipe, NodeTarget, PreflightReport, PreflightSummary, StartResult, StepRaw, StopResult, UpCheckInput, UpInputRef, UpPlan, UpStart, VerifyResult, WriteEnvResult,
 } from '../runtime/model/index.js';
 import { planDigest, refusePlan } from '../runtime/plan/plan-check.js';
 import type { LockUse, PlanCheck, StartInput, StopInput, UpStepPlan, VerifyInput } from './contract.js';
+import { nodeOf } from '../runtime/config/nodes.js';
+import { readLogTail } from '../runtime/status/log-tail.js';
 import { authority, isInputRef } from './authority.js';
 import { workerInputReader } from './workflow-input.js';
 import type { ActivityDeps } from './deps.js';
@@ -14,6 +16,9 @@ import { classified } from './errors.js';
 import { nodeStep } from './heartbeat.js';
 import { keeperFor } from './lock.js';
 import { RawRecorder } from './raw.js';
+
+/** How long each read of the failed start may take (the auto-rollback waits for it). */
+const FAILED_START_READ_MS = 20_000;
 
 export function nodeStepActivities(deps: ActivityDeps) {
   const every = deps.heartbeatEveryMs ?? 5000;
@@ -92,6 +97,30 @@ export function nodeStepActivities(deps: ActivityDeps) {
       return run(plan.target, plan.recipe, lock, async (s, o) => {
         const v = await steps.verifyServer(s, plan, logPath, o);
         return { ...v, proofs: v.proofs.filter((p) => !p.found) };
+      });
+    },
+    /**
+     * Before an up's auto-rollback: the failed start's log and its container's last lines (the start log's when the
+     * container is gone), read-only (logs.sh: redacted on the node), never under the lock (the up let it go). What
+     * cannot be read is said in `problem`, never thrown: the rollback goes on either way.
+     */
+    async readFailedStart(input: VerifyInput): Promise<FailedStart> {
+      const plan = await own.upOf(input.plan);
+      const logPath = classified(() => startLog(plan, input.logPath));
+      log('read the failed start', plan.node);
+      const node = classified(() => nodeOf(deps.files.load().config, plan.node));
+      const session = deps.nodes.session(plan.target);
+      const out: FailedStart = { logPath, source: null, name: null, lines: [], known: null, problem: null };
+      return nodeStep(every, async (o) => {
+        // Bounded: the rollback waits for it, and a node that does not answer must not hold the restore back.
+        const signal = (): AbortSignal => AbortSignal.any([...(o.signal ? [o.signal] : []), AbortSignal.timeout(FAILED_START_READ_MS)]);
+        const tail = await readLogTail(session, node, 'container', logPath, signal()).catch(async (e: unknown) => {
+          out.problem = `the container log could not be read: ${(e as Error).message}`;
+          return logPath === null ? null : readLogTail(session, node, 'deploy', logPath, signal()).catch(() => null);
+        });
+        if (tail === null) return out;
+        const source = tail.source.source === 'deploy' ? 'start log' : 'container';
+        return { ...out, source, name: tail.source.name, lines: tail.lines, known: tail.known, problem: source === 'container' ? null : out.problem };
       });
     },
   };

@@ -6,6 +6,7 @@ import type { PublishResult, SparseStateInput, StateInput } from './contract.js'
 import type { ActivityDeps } from './deps.js';
 import { authority } from './authority.js';
 import { nextLastKnownGood } from '../runtime/state/last-good.js';
+import { nextEnvRuns } from '../runtime/state/env-runs.js';
 import { readinessHistoryAfter, readinessOnStart } from './readiness-history.js';
 import { redactSecrets, toFailure } from './errors.js';
 
@@ -49,6 +50,7 @@ async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput,
       runId: workflowExecution?.runId ?? null,
       at,
       lastKnownGood: nextLastKnownGood(old, change, at, workflowId),
+      ...nextEnvRuns(old, change, at),
       ...readinessHistoryAfter(old, fields, input, at),
       ...watchdogAfter(old, fields.state),
     };

@@ -18,6 +18,7 @@ import { readFileOrNull, withStateLock, writeFileAtomic } from '../runtime/state
 import { utc } from '../runtime/format.js';
 import { targetOf } from '../runtime/config/nodes.js';
 import { runSmoke, type SmokeResult } from '../runtime/status/smoke.js';
+import { idleEndpoints } from '../runtime/fleet/serving.js';
 import type { DownPlan, GuardVerdict, RolloutRequest, UpPlan } from '../runtime/model/index.js';
 import type { ActivityDeps, WorkflowRuns } from './deps.js';
 import { classified } from './errors.js';
@@ -43,6 +44,9 @@ export interface RolloutActivities {
   /** The gate's smoke request on a node that just came up. */
   smokeRolloutNode(input: RolloutNodeInput): Promise<SmokeResult>;
 }
+
+/** The guard's bound on each stage of asking a node (connect, status.sh, the lock read): its activity has 30 s, the tunnel wait up to 15 of them. */
+const GUARD_ASK_MS = 5_000;
 
 /** No Temporal to ask (tests without a client): no deploy runs, no reservation's rollout is open. */
 const NO_TEMPORAL: WorkflowRuns = { latest: () => Promise.resolve(null), open: () => Promise.resolve(false) };
@@ -75,10 +79,15 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
       const sleep = deps.sleep ?? ((ms: number) => Context.current().sleep(ms));
       const runs = deps.workflowRuns ?? NO_TEMPORAL;
       const me = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
+      // Only a member that serves counts (a disruption budget's rule): the enabled endpoints are asked once, as
+      // status asks them, and one whose server cannot take traffic now neither counts beside the step nor in it.
+      const idle = await idleEndpoints(files.config, gatewayEndpoints(deps.stateDir, fleet), request.confirmed, {
+        open: (target) => Promise.resolve(deps.nodes.session(target)), stateDir: deps.stateDir, nodeTimeoutMs: GUARD_ASK_MS,
+      }, watchdogDown(deps.stateDir));
       const start = deps.clock.monotonic();
       for (;;) {
         const endpoints = gatewayEndpoints(deps.stateDir, fleet);
-        const verdict = await reserveStep(deps.stateDir, endpoints, nodes, request.allowOutage, me, runs, utc(deps.clock.now()));
+        const verdict = await reserveStep(deps.stateDir, endpoints, nodes, request.allowOutage, me, runs, utc(deps.clock.now()), idle);
         // A tunnelled node that just passed its gate serves once the tunnel's next probe answers: wait for it, bounded.
         const pending = verdict.refused === null ? [] : awaitingTunnelProbe(deps.stateDir, fleet, endpoints, nodes);
         if (pending.length === 0 || deps.clock.monotonic() - start >= TUNNEL_PROBE_WAIT_MS) {
@@ -106,7 +115,7 @@ export function rolloutActivities(deps: ActivityDeps): RolloutActivities {
  */
 async function reserveStep(
   stateDir: string, endpoints: GatewayEndpoint[], nodes: string[], allowOutage: boolean, me: { workflowId: string; runId: string },
-  runs: WorkflowRuns, at: string,
+  runs: WorkflowRuns, at: string, idle: ReadonlyMap<string, string>,
 ): Promise<GuardVerdict & { notServing: string[] }> {
   const file = reservationsPath(stateDir);
   const seen = parseReservations(readFileOrNull(file));
@@ -130,6 +139,7 @@ async function reserveStep(
     const notServing = new Set<string>(live.map((r) => r.node));
     for (const [n, d] of deploys) if (d?.running) notServing.add(n);
     for (const n of down) notServing.add(n);
+    for (const n of idle.keys()) notServing.add(n);
     const verdict = guardVerdict(endpoints, nodes, allowOutage, notServing);
     const next = verdict.refused === null
       ? [...live, ...nodes.map((node): Reservation => ({ node, owner: { ...me }, deployRunId: deploys.get(node)?.runId ?? null, at }))]

@@ -26,7 +26,7 @@ export interface ShowRequest {
 async function wayOut(o: FollowOutcome, req: ShowRequest): Promise<FailureFacts | null> {
   if (o.kind !== 'closed' || o.result?.ok || o.result?.state === 'unchanged') return null;
   const { failureFacts } = await import('./failure-block.js');
-  return failureFacts(req.node, req.nodes);
+  return failureFacts(req.node, req.nodes, o.result);
 }
 
 /**

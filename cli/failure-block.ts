@@ -5,18 +5,16 @@
  * says is read after the deploy closed, read-only (status.sh without HTTP, logs.sh) over one pooled connection;
  * a node that does not answer is said so, never thrown.
  */
-import type { DeployResult } from '../runtime/model/index.js';
+import type { DeployResult, FailedStart } from '../runtime/model/index.js';
 import { goBackCommand } from './progress-printer.js';
 import type { NodeStatus } from '../runtime/status/types.js';
 import type { LogsSource } from '../runtime/status/logs.js';
-import { knownFailure, type KnownFailure } from '../runtime/vllm/known-failures.js';
+import type { KnownFailure } from '../runtime/vllm/known-failures.js';
+
+export { LOG_LINES } from '../runtime/status/log-tail.js';
 
 /** How long each read may take: the failure is already known, the block must not hold the prompt long. */
 const READ_TIMEOUT_MS = 20_000;
-/** How many of the container log's last lines the block shows. */
-export const LOG_LINES = 8;
-/** How many it reads to look for a failure pulse knows (runtime/vllm/known-failures.ts): a traceback follows its line. */
-const SCAN_LINES = 200;
 
 /** What the node says after the failure: the data the block prints. */
 export interface FailureFacts {
@@ -29,20 +27,38 @@ export interface FailureFacts {
   lines: string[];
   logSource: LogsSource | null;
   problem: string | null;
-  /** A vLLM failure pulse knows by its line (runtime/vllm/known-failures.ts), found in the log's last SCAN_LINES. */
+  /** A vLLM failure pulse knows by its line (runtime/vllm/known-failures.ts), found in the log's last lines. */
   known?: KnownFailure | null;
+  /**
+   * An up whose auto-rollback ran: its failed start as read before the rollback removed the container (the up's
+   * result). The node now runs the restored server, so the block's start log and lines are these, not the node's.
+   */
+  failedStart?: FailedStart | null;
+  /** The profile the auto-rollback serves again (it succeeded): the container the node runs now is that one. */
+  restored?: string | null;
 }
 
 const gib = (n: number | null | undefined): string => (n === null || n === undefined ? '?' : n.toFixed(1));
 
-/** Reads the facts; never throws (a failure to read is a fact too). */
-export async function failureFacts(node: string, nodesFile: string | undefined): Promise<FailureFacts> {
+/**
+ * Reads the facts; never throws (a failure to read is a fact too). `result`: the failed deploy's; after an
+ * auto-rollback the failed start's log and lines come from it (the node holds the restored server's).
+ */
+export async function failureFacts(node: string, nodesFile: string | undefined, result: DeployResult | null = null): Promise<FailureFacts> {
   const facts: FailureFacts = { node, status: null, startLog: null, lines: [], logSource: null, problem: null };
+  if (result?.failedStart) {
+    facts.failedStart = result.failedStart;
+    facts.startLog = result.failedStart.logPath;
+    facts.lines = result.failedStart.lines;
+    facts.known = result.failedStart.known;
+  }
+  if (result?.rollback?.ok) facts.restored = result.rollback.profile ?? '?';
   try {
     const { loadNodesConfig, nodeOf, targetOf } = await import('../runtime/config/nodes.js');
     const { resolveNodesPath } = await import('../runtime/state/paths.js');
     const { statusOfNode } = await import('../runtime/status/collect.js');
     const { readLogs } = await import('../runtime/status/logs.js');
+    const { readLogTail } = await import('../runtime/status/log-tail.js');
     const { NodePool } = await import('../runtime/node/connect.js');
     const { trustedStateDir, readNodeState } = await import('../runtime/state/state.js');
     const config = loadNodesConfig(resolveNodesPath(nodesFile));
@@ -55,6 +71,7 @@ export async function failureFacts(node: string, nodesFile: string | undefined):
         facts.problem = facts.status.error ?? 'no answer';
         return facts;
       }
+      if (facts.failedStart) return facts; // the node's logs are the restored server's now
       const session = pool.session(targetOf(node, cfg));
       const state = await readNodeState(trustedStateDir(), node).catch(() => null);
       const signal = (): AbortSignal => AbortSignal.timeout(READ_TIMEOUT_MS);
@@ -62,15 +79,13 @@ export async function failureFacts(node: string, nodesFile: string | undefined):
       const deployLog = { source: 'deploy', tail: 0, follow: false, deployLog: state?.logPath ?? null } as const;
       facts.startLog = await readLogs(session, cfg, deployLog, ignore, signal()).then((s) => s.name, () => null);
       if (facts.status.container?.exists) {
-        const all: string[] = [];
-        const sink = { source: () => undefined, line: (l: string) => void all.push(l) };
-        const tail = { source: 'container', tail: SCAN_LINES, follow: false, deployLog: state?.logPath ?? null } as const;
-        facts.logSource = await readLogs(session, cfg, tail, sink, signal()).catch((e: unknown) => {
+        const tail = await readLogTail(session, cfg, 'container', state?.logPath ?? null, signal()).catch((e: unknown) => {
           facts.problem = `the container log could not be read: ${(e as Error).message}`;
           return null;
         });
-        facts.lines = all.slice(-LOG_LINES);
-        facts.known = knownFailure(all);
+        facts.logSource = tail?.source ?? null;
+        facts.lines = tail?.lines ?? [];
+        facts.known = tail?.known ?? null;
       }
     } finally {
       await pool.closeAll();
@@ -89,6 +104,8 @@ function containerLine(f: FailureFacts): string {
   const m = s.memory;
   const mem = m?.availableGiB !== null && m?.availableGiB !== undefined ? `, MemAvailable ${gib(m.availableGiB)} of ${gib(m.totalGiB)} GiB` : '';
   if (!c?.exists) return s.dockerDown ? `container: unknown, ${s.dockerDown}${mem}` : `container: none on ${f.node}${mem}`;
+  // The auto-rollback serves again: the container is the restored server, which must not be stopped.
+  if (f.restored !== undefined && f.restored !== null && c.running) return `container ${c.name}: running ${f.restored} again, started by the auto-rollback${mem}`;
   const loops = c.restartCount ? `; its restart policy restarted it ${c.restartCount} time(s)` : '';
   if (c.running || c.state === 'restarting') {
     const loop = loops ? `${loops} and it loops until stopped` : '';
@@ -104,6 +121,7 @@ export function failureBlockLines(f: FailureFacts): string[] {
   const lines = [containerLine(f)];
   // A failure pulse knows by its line: named, with its relief, before the lines it was read from.
   if (f.known) lines.push(`known failure: ${f.known.summary}`, `  ${f.known.relief}`, `  log: ${f.known.line}`);
+  if (f.failedStart) return [...lines, ...failedStartLines(f.node, f.failedStart)];
   if (f.startLog) lines.push(`start log: ${f.startLog}  (pulse model logs --node ${f.node} --deploy)`);
   if (f.lines.length > 0) {
     lines.push(`last ${f.lines.length} line(s) of the container log (more: pulse model logs --node ${f.node} --tail 200):`);
@@ -111,6 +129,19 @@ export function failureBlockLines(f: FailureFacts): string[] {
   } else if (f.status?.container?.exists) {
     lines.push(`the container log has no lines${f.problem ? ` (${f.problem})` : ''}`);
   }
+  return lines;
+}
+
+/**
+ * The failed start read before the auto-rollback removed its container: its start log (the node state names the
+ * rollback's now, so the command names this one) and the last lines the up kept.
+ */
+function failedStartLines(node: string, s: FailedStart): string[] {
+  const lines: string[] = [];
+  if (s.logPath) lines.push(`failed start's log: ${s.logPath}`, `  (pulse model logs --node ${node} --deploy ${s.logPath})`);
+  const of = s.source === 'start log' ? "the failed start's start log (its container was gone)" : "the failed start's container log, read before the auto-rollback removed it";
+  if (s.lines.length > 0) lines.push(`last ${s.lines.length} line(s) of ${of}:`, ...s.lines.map((l) => `  | ${l}`));
+  else lines.push(`the failed start's log lines were not read${s.problem ? ` (${s.problem})` : ''}`);
   return lines;
 }
 

@@ -106,8 +106,10 @@ export interface LogsOptions extends NodeOnlyOptions {
   /** --tail N: the last N lines; null: all of them. */
   tail: number | null;
   follow: boolean;
-  /** --deploy: the last deploy's start log instead of the container's log. */
+  /** --deploy: a deploy's start log instead of the container's log. */
   deploy: boolean;
+  /** --deploy <start-log>: that start log (a failed start's, which the node state no longer names); null: the last deploy's. */
+  deployLog: string | null;
   /** --since: docker logs --since, as `<seconds>s` or a UTC time; null: from the start. */
   since: string | null;
   /** --timestamps: each line with docker's time stamp. */

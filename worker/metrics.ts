@@ -40,6 +40,7 @@ const STEP_OF: Record<keyof PulseActivities, string> = {
   verifyServer: 'verify',
   publishState: 'publish',
   markFailed: 'compensate',
+  readFailedStart: 'failed-start',
   planRollback: 'backup',
   watchdogProbe: 'watchdog-check',
   watchdogRecord: 'watchdog-record',

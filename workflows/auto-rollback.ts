@@ -9,7 +9,7 @@ import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
 import { utc } from '../runtime/format.js';
 import { ROLLBACK_STEPS } from '../runtime/steps/catalog.js';
 import { FRAME_STEPS } from '../runtime/steps/catalog.js';
-import { AUTO_ROLLBACK_PATCH, ROLLBACK_RECORD_PATCH, ROLLBACK_WORKFLOW, rollbackChildId, SA_ACTION, SA_NODE } from './definitions.js';
+import { AUTO_ROLLBACK_PATCH, FAILED_START_PATCH, ROLLBACK_RECORD_PATCH, ROLLBACK_WORKFLOW, rollbackChildId, SA_ACTION, SA_NODE } from './definitions.js';
 import { stateInput } from './up-steps.js';
 import { describeError } from './result.js';
 import type { rollbackWorkflow } from './rollback.js';
@@ -36,6 +36,7 @@ export async function autoRollback(run: UpRun): Promise<void> {
     renderedAt: utc(Date.now()), undid: `${info.workflowId}/${info.firstExecutionRunId}`, timeoutS: null,
   };
   const workflowId = rollbackChildId(info.workflowId);
+  if (run.started !== null && patched(FAILED_START_PATCH)) await readFailedStart(run, run.started.logPath);
   try {
     const r = await run.t.run(ROLLBACK_STEPS.auto, () => executeChild<typeof rollbackWorkflow>(ROLLBACK_WORKFLOW, {
       workflowId,
@@ -59,5 +60,17 @@ export async function autoRollback(run: UpRun): Promise<void> {
         result.warnings.push(`the node's record was not written again (${describeError(err).message}): it names the rollback`);
       });
     }
+  }
+}
+
+/**
+ * The failed start as the node still has it: the rollback's stop removes its container (and with it the only copy of
+ * its log's last lines), so they go into the up's result first. A failure to read is noted, never thrown.
+ */
+async function readFailedStart(run: UpRun, logPath: string): Promise<void> {
+  try {
+    run.result.failedStart = await run.t.run(FRAME_STEPS.failedStart, () => run.acts.failedStart({ plan: run.step, logPath }));
+  } catch (e) {
+    run.result.failedStart = { logPath, source: null, name: null, lines: [], known: null, problem: describeError(e).message };
   }
 }

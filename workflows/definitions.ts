@@ -75,6 +75,13 @@ export const CANCEL_HALT_PATCH = 'pulse-cancel-halt';
  */
 export const ROLLBACK_RECORD_PATCH = 'pulse-rollback-record';
 
+/**
+ * patched() id of reading the failed start before an auto-rollback (its stop removes the failed container and its
+ * log): the up keeps the start log's path and the container log's last lines in its result, so the failure block
+ * shows the failed start, not the restored server. Only ups whose auto-rollback runs after their start ask it.
+ */
+export const FAILED_START_PATCH = 'pulse-failed-start';
+
 /** Name of the query every pulse workflow answers with a DeployProgress (workflows/progress.ts defines it). */
 export const PROGRESS_QUERY = 'progress';
 

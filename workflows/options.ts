@@ -182,6 +182,7 @@ export function frameActivities(node: string) {
     unlock: stepActivity(FRAME_STEPS.unlock, node),
     markFailed: stepActivity(FRAME_STEPS.compensate, node),
     halt: stepActivity(FRAME_STEPS.halt, node),
+    failedStart: stepActivity(FRAME_STEPS.failedStart, node),
   };
 }
 

@@ -59,7 +59,7 @@ export async function run(opts: UpOptions): Promise<number> {
   }
   process.stdout.write(planText(plan, runnable));
   const { outageWarning } = await import('../outage-warning.js');
-  const warning = await outageWarning(opts, 'up');
+  const warning = await outageWarning(opts, 'up', false);
   if (warning) process.stdout.write(`availability: ${warning}\n`);
   process.stdout.write(stepsText(stepScripts(plan)));
   process.stdout.write(publishText(plan));

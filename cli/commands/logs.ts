@@ -4,7 +4,8 @@
  * is read goes to stderr first, so a pipe gets the log alone); the node redacts API_KEY/HF_TOKEN values before a
  * line leaves it. -f follows until Ctrl-C (exit 0), or until the container stops.
  */
-import { loadNodesConfig, nodeOf } from '../../runtime/config/nodes.js';
+import { loadNodesConfig, nodeOf, type NodeConfig } from '../../runtime/config/nodes.js';
+import { PulseError } from '../../runtime/errors.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { targetOf } from '../../runtime/config/nodes.js';
@@ -34,6 +35,20 @@ export function followEndLine(name: string, node: string, end: FollowEnd): strin
   return `pulse: container ${name} stopped (${end.status}${code}); its log ended. Why: pulse model status --node ${node}`;
 }
 
+/**
+ * `--deploy <start-log>`: a start log of one of the node's recipes (`<dir>/logs/pulse-up-<UTC stamp>.log`, or that
+ * name alone in the first recipe's logs), such as the failed start a failure block names after its auto-rollback (the
+ * node state names the rollback's). Anything else is refused: logs reads start logs, not files.
+ */
+export function startLogOf(node: NodeConfig, name: string, given: string): string {
+  const file = /^pulse-up-\d{8}T\d{6}Z\.log$/;
+  const dirs = Object.values(node.recipes).map((r) => r.dir.replace(/\/+$/, ''));
+  if (file.test(given) && dirs[0] !== undefined) return `${dirs[0]}/logs/${given}`;
+  const cut = given.lastIndexOf('/');
+  if (cut > 0 && file.test(given.slice(cut + 1)) && dirs.some((d) => given.slice(0, cut) === `${d}/logs`)) return given;
+  throw new PulseError('usage', `--deploy ${given}: not a start log of ${name} (${dirs.map((d) => `${d}/logs/pulse-up-*.log`).join(', ')})`);
+}
+
 /** The printer of a read: the source line on stderr (not with --quiet), each log line on stdout. */
 function printer(node: string, opts: LogsOptions): LogsSink {
   return {
@@ -56,7 +71,8 @@ export async function run(opts: LogsOptions): Promise<number> {
   const onSigint = (): void => ac.abort();
   process.on('SIGINT', onSigint);
   try {
-    const req = { source: opts.deploy ? 'deploy' : 'container', tail: opts.tail, follow: opts.follow, deployLog: state?.logPath ?? null, since: opts.since, timestamps: opts.timestamps } as const;
+    const deployLog = opts.deployLog === null ? state?.logPath ?? null : startLogOf(node, opts.node, opts.deployLog);
+    const req = { source: opts.deploy ? 'deploy' : 'container', tail: opts.tail, follow: opts.follow, deployLog, since: opts.since, timestamps: opts.timestamps } as const;
     const s = await readLogs(pool.session(targetOf(opts.node, node)), node, req, printer(opts.node, opts), ac.signal);
     const why = opts.follow && s.source === 'container' && s.running ? followEndLine(s.name, opts.node, s.ended ?? null) : null;
     if (why !== null && !opts.quiet) process.stderr.write(`${why}\n`);

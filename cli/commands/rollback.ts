@@ -1,13 +1,15 @@
 /**
  * `pulse model rollback --node N [--to BACKUP] [--yes] [--force] [--dry-run] [--detach]`: bring the node back to the
- * exact bytes of a .env backup (default: the one last known good points to, else the one the last up wrote). The
- * worker reads and checks the backup on the node and runs the up steps with it (workflows/rollback.ts); --dry-run
- * reads it from here (read-only) and shows which backup, its profile and the key difference to the live .env.
+ * exact bytes of a .env backup (default: the one last known good points to, else the one the last up wrote, never one
+ * whose .env failed). The worker reads and checks the backup on the node and runs the up steps with it
+ * (workflows/rollback.ts); --dry-run reads it from here (read-only) and shows which backup and why, its profile and
+ * the key difference to the live .env.
  */
 import path from 'node:path';
 import type { NodeConfig } from '../../runtime/config/nodes.js';
 import { PulseError } from '../../runtime/errors.js';
-import type { RollbackRequest } from '../../runtime/model/index.js';
+import type { NodeState, RollbackRequest } from '../../runtime/model/index.js';
+import { backupMark } from '../../runtime/state/env-runs.js';
 import type { RollbackOptions } from '../options.js';
 import { runDeploy } from '../deploy-client/index.js';
 import { deployView } from '../deploy-view.js';
@@ -22,7 +24,30 @@ function named(node: NodeConfig, to: string): string {
   return to.startsWith('/') ? to : path.posix.join(dir, to);
 }
 
-async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequest; node: NodeConfig }> {
+/**
+ * The backup a plain rollback takes: the one last known good points to, else the one the last up wrote; and why.
+ * Never, by default, one whose .env failed (the state file's mark, runtime/state/env-runs.ts): after an up that
+ * failed and was undone (its auto-rollback), the last up's backup holds the .env that failed, and restoring it would
+ * bring back what just failed. That is refused, naming it and what failed; `--to` restores it on purpose.
+ */
+function defaultBackup(name: string, state: NodeState | null): { backup: string; why: string } | null {
+  const lkg = state?.lastKnownGood?.backupPath ?? null;
+  const backup = lkg ?? state?.backupPath ?? null;
+  if (backup === null) return null;
+  const mark = backupMark(state, backup);
+  const what = lkg !== null ? 'the last known good' : 'the .env the last up replaced';
+  if (mark?.failed) {
+    const serves = state?.state === 'up' && state.lastKnownGood && state.lastKnownGood.backupPath === null
+      ? `${name} serves ${state.profile ?? '?'}, its last known good, now: there is nothing to roll back to. `
+      : '';
+    throw new PulseError('refused', `${name}: the default backup, ${what} (${path.posix.basename(backup)}), holds an .env that failed (${mark.text}): a rollback to it would bring back what failed`, {
+      hint: `${serves}See each backup's outcome: pulse model rollback --node ${name} --list; restore one on purpose: pulse model rollback --node ${name} --to <BACKUP>`,
+    });
+  }
+  return { backup, why: `the default, ${what}${mark ? ` (${mark.text})` : ''}` };
+}
+
+async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequest; node: NodeConfig; why: string }> {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   const { trustedStateDir, readNodeState } = await import('../../runtime/state/state.js');
@@ -30,7 +55,8 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const node = nodeOf(config, opts.node);
   const state = await readNodeState(trustedStateDir(), opts.node);
-  const backup = opts.to ? named(node, opts.to) : (state?.lastKnownGood?.backupPath ?? state?.backupPath ?? null);
+  const chosen = opts.to ? { backup: named(node, opts.to), why: 'named by --to' } : defaultBackup(opts.node, state);
+  const backup = chosen?.backup ?? null;
   if (!backup) {
     throw new PulseError('precondition', `${opts.node}: no backup to roll back to (no up replaced a .env there since pulse keeps last known good)`, {
       hint: `name one: pulse model rollback --node ${opts.node} --to <.env.pulse-bak-...>`,
@@ -44,11 +70,12 @@ async function requestOf(opts: RollbackOptions): Promise<{ request: RollbackRequ
     renderedAt: utc(new Date()), undid: state?.workflowId ? `${state.workflowId}/${state.runId ?? ''}` : null, timeoutS: opts.timeoutS ?? null,
     ...(opts.drainS !== undefined ? { drainS: opts.drainS } : {}),
   };
-  return { request, node };
+  const mark = opts.to ? backupMark(state, backup) : null;
+  return { request, node, why: `${chosen?.why ?? ''}${mark ? ` (${mark.text})` : ''}` };
 }
 
 /** The dry-run: read the backup and the live .env on the node (read-only), make the plan as the worker would. */
-async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<number> {
+async function dryRun(opts: RollbackOptions, request: RollbackRequest, why: string): Promise<number> {
   const { loadNodesConfig } = await import('../../runtime/config/nodes.js');
   const { loadProfiles } = await import('../../runtime/config/profiles.js');
   const { resolveNodesPath } = await import('../../runtime/state/paths.js');
@@ -68,12 +95,13 @@ async function dryRun(opts: RollbackOptions, request: RollbackRequest): Promise<
   const plan = buildRestorePlan(config, loadProfiles(), { node: opts.node, backup: request.backup, text: read.text, yes: opts.yes, force: opts.force, timeoutS: opts.timeoutS, protectBackup: request.backup }, new Date(request.renderedAt));
   const diff = keyDifference(read.current, plan.env.values);
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({ backup: request.backup, profile: plan.profile, identity: plan.env.identity, forced: plan.restore?.forced ?? null, secretLines: read.secretLines, keyDifference: diff, plan }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ backup: request.backup, chosen: why, profile: plan.profile, identity: plan.env.identity, forced: plan.restore?.forced ?? null, secretLines: read.secretLines, keyDifference: diff, plan }, null, 2)}\n`);
     return 0;
   }
   const lines = [
     `rollback on ${opts.node} (dry-run: nothing runs, nothing is written)`,
     `  backup:   ${request.backup}`,
+    `  chosen:   ${why}`,
     `  profile:  ${plan.profile} (sha256 ${plan.env.identity.sha256.slice(0, 12)}, overlay ${plan.env.identity.overlay})`,
     ...(plan.restore?.forced ? [`  forced:   ${plan.restore.forced}`] : []),
     `  serves:   ${plan.expect.servedModelName || '?'}, max_model_len ${plan.expect.maxModelLen ?? '?'} on ${plan.expect.bind}:${plan.expect.port}`,
@@ -116,7 +144,7 @@ export function backupsText(node: string, entries: readonly BackupEntry[]): stri
   if (entries.length === 0) return `no .env backups on ${node} (an up writes one when it replaces a .env)\n`;
   const rows = entries.map((e) => [
     e.name, e.recipe, e.regular ? (e.profile ?? '(no pulse header)') : `(${e.kind}: refused)`, e.rendered ? utc(e.rendered) : '-',
-    [e.lastKnownGood ? 'last known good' : '', e.lastUpWrote ? 'the last up replaced this' : ''].filter((x) => x !== '').join(', '),
+    [e.lastKnownGood ? 'last known good' : '', e.lastUpWrote ? 'the last up replaced this' : '', e.mark ?? ''].filter((x) => x !== '').join('; '),
   ]);
   const lines = [`backups on ${node}, newest first:`, ...table([['BACKUP', 'RECIPE', 'PROFILE', 'RENDERED (UTC)', ''], ...rows]).map(plainText)];
   lines.push(`restore one: pulse model rollback --node ${node} --to <BACKUP> (--dry-run first shows the key difference)`);
@@ -125,7 +153,7 @@ export function backupsText(node: string, entries: readonly BackupEntry[]): stri
 
 export async function run(opts: RollbackOptions): Promise<number> {
   if (opts.list) return list(opts);
-  const { request } = await requestOf(opts); // config errors and refusals come before any Temporal connection
-  if (opts.dryRun) return dryRun(opts, request);
+  const { request, why } = await requestOf(opts); // config errors and refusals come before any Temporal connection
+  if (opts.dryRun) return dryRun(opts, request, why);
   return runDeploy(request, opts, deployView(opts));
 }

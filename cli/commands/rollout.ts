@@ -7,7 +7,7 @@
 import { loadInputs } from '../../runtime/config/index.js';
 import { PulseError } from '../../runtime/errors.js';
 import { FAILURES } from '../../runtime/failures.js';
-import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder, servingEndpoint, watchdogDown } from '../../runtime/fleet/rollout.js';
+import { checkRolloutRequest, gatewayEndpoints, nodePlanOf, plannedSteps, protectedOf, rolloutIdFor, rolloutOrder, watchdogDown } from '../../runtime/fleet/rollout.js';
 import type { NodesConfig } from '../../runtime/config/nodes.js';
 import { trustedStateDir, readNodeState } from '../../runtime/state/state.js';
 import { fleetOf } from '../../runtime/plan/plan.js';
@@ -15,8 +15,11 @@ import type { RolloutRequest } from '../../runtime/model/index.js';
 import type { RolloutOptions } from '../rollout-flags.js';
 import { rolloutPlanText, type RolloutPlanView } from '../rollout-view.js';
 
+/** The plan's head, before the steps (they need the nodes asked: only the dry-run asks). */
+type PlanHead = Omit<RolloutPlanView, 'diffs' | 'steps'>;
+
 /** The request and what the dry-run and the start need beside it; every refusal comes here, before Temporal. */
-async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest; view: Omit<RolloutPlanView, 'diffs'>; config: NodesConfig }> {
+async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest; view: PlanHead; config: NodesConfig }> {
   const { config, profiles } = loadInputs({ nodes: opts.nodes });
   const request: RolloutRequest = {
     action: opts.action, version: 1, profile: opts.profile, nodes: rolloutOrder(config, opts.targets), confirmed: opts.yes,
@@ -29,39 +32,30 @@ async function prepare(opts: RolloutOptions): Promise<{ request: RolloutRequest;
   checkRolloutRequest(config, profiles, opts.dryRun ? { ...request, confirmed: true } : request);
   const now = new Date(Math.floor(Date.now() / 1000) * 1000);
   for (const n of request.nodes) nodePlanOf(config, profiles, { ...request, confirmed: request.confirmed || opts.dryRun }, n, await readNodeState(trustedStateDir(), n), now);
-  const steps = plannedSteps(config, gatewayEndpoints(trustedStateDir(), fleetOf(config)), request, watchdogDown(trustedStateDir()));
-  return { request, view: { request, workflowId: rolloutIdFor(request.nodes), protectedNodes, steps }, config };
+  return { request, view: { request, workflowId: rolloutIdFor(request.nodes), protectedNodes }, config };
 }
 
 /**
- * The dry-run's "serving meanwhile" counts an endpoint only when its node can take traffic now (issue 30 item 2): each
- * node the gateway file enables is asked as `status` asks it (read-only; /v1/models and /health, no HTTP to a
- * protected node without --yes), and one whose health word cannot take traffic (verdict.ts TAKES_TRAFFIC: stopped,
- * failing, failed, down, deploying, unreachable) joins the guard's notServing for that list. The guard's word on each
- * step stays the one the rollout's own guard will give (it reads the file, open deploys and the watchdog, and asks no
- * node), so the plan never promises a step the rollout then refuses. Returns the plan and why each enabled node is
- * not counted.
+ * The dry-run's steps, as the rollout's own guard will judge them (runtime/fleet/serving.ts): each node the gateway
+ * file enables is asked as `status` asks it (read-only; /v1/models and /health, no HTTP to a protected node without
+ * --yes), and one that answers with a health word that cannot take traffic (verdict.ts TAKES_TRAFFIC: stopped,
+ * failing, failed, down, deploying) does not count as serving, neither beside a step nor in it: a step whose nodes
+ * serve nothing takes nothing away. With the watchdog's down nodes, that is the guard's notServing. Returns the plan
+ * and why each enabled node is not counted.
  */
-async function plannedFromHealth(config: NodesConfig, view: Omit<RolloutPlanView, 'diffs'>, yes: boolean): Promise<Omit<RolloutPlanView, 'diffs'>> {
+async function plannedFromHealth(config: NodesConfig, view: PlanHead, yes: boolean): Promise<Omit<RolloutPlanView, 'diffs'>> {
   const stateDir = trustedStateDir();
   const endpoints = gatewayEndpoints(stateDir, fleetOf(config));
-  const asked = endpoints.filter(servingEndpoint).map((e) => e.name).filter((n) => Object.hasOwn(config.nodes, n));
   const { openSession } = await import('../../runtime/node/connect.js');
-  const { statusOfNode } = await import('../../runtime/status/collect.js');
-  const { verdictOf, notServingOf } = await import('../../runtime/status/verdict.js');
-  const { healthCell } = await import('../../runtime/status/glance.js');
-  const nodes = await Promise.all(asked.map(async (node) => {
-    const st = await statusOfNode(config, node, { node, http: true, gpuProbe: false, yes, healthRoute: true }, { open: openSession, stateDir });
-    return Object.assign(st, verdictOf(st));
-  }));
-  const down = notServingOf(nodes);
-  const notCounted = Object.fromEntries(nodes.filter((n) => down.has(n.node)).map((n) => [n.node, `enabled in the gateway file, but ${healthCell(n)}`]));
-  const healthy = plannedSteps(config, endpoints, { ...view.request, allowOutage: true }, new Set([...watchdogDown(stateDir), ...down.keys()]));
-  const steps = view.steps.map((step, i) => ({ ...step, serving: healthy[i]?.serving ?? [] }));
+  const { idleEndpoints } = await import('../../runtime/fleet/serving.js');
+  const down = watchdogDown(stateDir);
+  const idle = await idleEndpoints(config, endpoints, yes, { open: openSession, stateDir }, down);
+  const notCounted = Object.fromEntries([...idle].map(([n, cell]) => [n, `enabled in the gateway file, but ${cell}`]));
+  const steps = plannedSteps(config, endpoints, view.request, new Set([...down, ...idle.keys()]));
   return { ...view, steps, notCounted };
 }
 
-async function dryRun(opts: RolloutOptions, config: NodesConfig, planned: Omit<RolloutPlanView, 'diffs'>): Promise<number> {
+async function dryRun(opts: RolloutOptions, config: NodesConfig, planned: PlanHead): Promise<number> {
   const view = await plannedFromHealth(config, planned, opts.yes);
   const diffs: RolloutPlanView['diffs'] = {};
   if (opts.action === 'up') {

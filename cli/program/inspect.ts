@@ -86,7 +86,7 @@ export const logs: Registration = (model, run) => {
     .option('--node <node>', 'node name from nodes.json (required)', nodeArg)
     .option('-f, --follow', 'go on printing new lines until Ctrl-C (or until the container stops)')
     .option('--tail <n>', 'only the last N lines ("all": every line)', tailLines, 100)
-    .option('--deploy', 'the start log of the last deploy (the recipe\'s logs/pulse-up-*.log) instead of the container\'s log')
+    .option('--deploy [start-log]', 'a start log (the recipe\'s logs/pulse-up-*.log; default: the last deploy\'s) instead of the container\'s log')
     .option('--since <time>', 'only lines since then: a duration back from now (90, 45s, 10m, 1h30m) or a UTC time (2026-12-04T03:00:00Z)', logsSince)
     .option('--timestamps', 'each line with its time stamp (the container\'s log)')
     .option('--quiet', 'only the log lines: not the line that says what is shown')
@@ -97,7 +97,8 @@ export const logs: Registration = (model, run) => {
         node: required(o, 'node', cmd),
         tail: typeof tail === 'number' ? tail : null,
         follow: flag(o, 'follow'),
-        deploy: flag(o, 'deploy'),
+        deploy: o['deploy'] !== undefined && o['deploy'] !== false,
+        deployLog: typeof o['deploy'] === 'string' ? o['deploy'] : null,
         since: str(o, 'since') ?? null,
         timestamps: flag(o, 'timestamps'),
       };

@@ -229,10 +229,12 @@ export function watchdogDown(stateDir: string): Set<string> {
 /**
  * A plain `up`/`down` on `node` is not refused by the guard (only a rollout step is), but when the node is the last
  * endpoint that serves, the plan and the screen say so: this line, or null when another endpoint serves meanwhile.
+ * `idle`: the nodes asked (runtime/fleet/serving.ts) that serve nothing now; a node that serves nothing takes no
+ * endpoint away, as the rollout's guard counts it (the dry-run asks no node: it has the file's word only).
  */
-export function lastEndpointWarning(config: NodesConfig, stateDir: string, node: string, action: 'up' | 'down'): string | null {
+export function lastEndpointWarning(config: NodesConfig, stateDir: string, node: string, action: 'up' | 'down', idle: ReadonlySet<string> = new Set()): string | null {
   const endpoints = gatewayEndpoints(stateDir, fleetOf(config));
-  const v = guardVerdict(endpoints, [node], false, watchdogDown(stateDir));
+  const v = guardVerdict(endpoints, [node], false, new Set([...watchdogDown(stateDir), ...idle]));
   if (v.refused === null) return null;
   const what = action === 'up' ? 'while this up restarts its server' : 'after this down';
   return `${node} is the last endpoint that serves the model in the gateway backend file: ${what} the model has none (a rollout would refuse this step without --allow-outage)`;

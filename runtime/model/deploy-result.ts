@@ -14,6 +14,7 @@ export interface NodeServes {
 
 /** What an up or down returns (and, on failure, carries in its ApplicationFailure's details[0]). */
 import type { NodeStateKind } from './node-state.js';
+import type { FailedStart } from './step-results.js';
 
 /** How the automatic rollback of a failed up went (absent: none was tried). */
 export interface RollbackOutcome {
@@ -51,6 +52,8 @@ export interface DeployResult {
   compensated?: boolean;
   /** An up's automatic rollback (up --auto-rollback, nodes.json autoRollback). */
   rollback?: RollbackOutcome;
+  /** An up whose auto-rollback ran after its start: that start's log and last lines, read before the rollback removed its container. */
+  failedStart?: FailedStart;
   /** A cancelled up whose start had begun: its server was stopped before the compensation (absent: no such stop). */
   halted?: true;
   /** A rollback: the backup it brought back. */

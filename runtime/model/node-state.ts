@@ -32,6 +32,21 @@ export interface NodeState {
   readinessHistory?: ReadinessSample[];
   /** The scheduled health watch's record (`pulse model watchdog`; runtime/fleet/watchdog.ts); absent while none ran. */
   watchdog?: WatchdogRecord | null;
+  /** What happened to the .env files recent deploys ran here (runtime/state/env-runs.ts; absent in older files). */
+  envRuns?: EnvRunRecord[];
+  /** The backups recent deploys wrote and the .env identity each holds (runtime/state/env-runs.ts). */
+  backupsOf?: { path: string; sha256: string; profile: string }[];
+}
+
+/** One .env's latest outcome on a node, by its identity (runtime/state/env-runs.ts EnvRun). */
+export interface EnvRunRecord {
+  sha256: string;
+  profile: string;
+  outcome: 'served' | 'failed';
+  at: string;
+  step: string | null;
+  undoneAt?: string;
+  undoneBy?: string;
 }
 
 /** One watchdog check's word: ok, down, or skipped (a deploy holds the node, nothing deployed to watch). */

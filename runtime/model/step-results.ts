@@ -189,3 +189,23 @@ export interface VerifyResult extends StepRaw {
   problems: string[];
   warnings: string[];
 }
+
+/**
+ * An up's failed start as its auto-rollback found it, read before the rollback's stop removed the container (the
+ * failure block shows it instead of the restored server's): the start log and the last lines of the container log
+ * (of the start log when the container was already gone), redacted on the node.
+ */
+export interface FailedStart {
+  /** The failed start's log (logs/pulse-up-*.log), or null when the up had none. */
+  logPath: string | null;
+  /** What the lines are from: the container's log, or the start log (the container was gone); null: nothing read. */
+  source: 'container' | 'start log' | null;
+  /** The container read (its name), or the start log's path. */
+  name: string | null;
+  /** The last lines, oldest first, redacted on the node. */
+  lines: string[];
+  /** A vLLM failure pulse knows by its line (runtime/vllm/known-failures.ts), or null. */
+  known: { id: string; summary: string; relief: string; line: string } | null;
+  /** Why nothing (or only the start log) was read, or null. */
+  problem: string | null;
+}

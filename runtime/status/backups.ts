@@ -1,7 +1,7 @@
 /**
  * `rollback --list`: the .env backups on a node (runtime/scripts/backups.sh, read-only), newest first, each with its
- * profile and render time from its pulse header, and which one last known good points to and which one the last up
- * wrote (from the node's state here). The script reads header comment lines only, so no secret is ever here.
+ * profile and render time from its pulse header, which one last known good points to and which one the last up
+ * wrote, and what happened to the .env it holds (from the node's state here). The script reads header comment lines only, so no secret is ever here.
  */
 import { PulseError } from '../errors.js';
 import type { NodeConfig } from '../config/nodes.js';
@@ -9,6 +9,7 @@ import type { NodeState } from '../model/index.js';
 import { failureOf } from '../node/outcome.js';
 import type { NodeSession, PulseRecord } from '../node/types.js';
 import { recipeLines } from './logs.js';
+import { backupMark } from '../state/env-runs.js';
 
 export interface BackupEntry {
   recipe: string;
@@ -29,6 +30,10 @@ export interface BackupEntry {
   lastKnownGood: boolean;
   /** The backup the last up wrote (the .env it replaced). */
   lastUpWrote: boolean;
+  /** What happened to the .env it holds (runtime/state/env-runs.ts: `best: served 22:10Z`), null when unknown here. */
+  mark: string | null;
+  /** The .env it holds failed (its latest run on the node): a rollback never picks it by default. */
+  failed: boolean;
 }
 
 const KINDS: Record<string, string> = { f: 'file', l: 'symlink', d: 'directory', p: 'fifo', s: 'socket', c: 'device', b: 'device' };
@@ -38,12 +43,14 @@ function entryOf(r: PulseRecord, dirs: ReadonlyMap<string, string>, state: NodeS
   const dir = dirs.get(s('recipe')) ?? '';
   const path = `${dir.replace(/\/+$/, '')}/${s('name')}`;
   const epoch = Number(s('mtime'));
+  const mark = backupMark(state, path);
   return {
     recipe: s('recipe'), name: s('name'), path, regular: s('type') === 'f', kind: KINDS[s('type')] ?? s('type'),
     size: typeof r['size'] === 'number' ? r['size'] : 0,
     modified: Number.isFinite(epoch) ? new Date(epoch * 1000).toISOString() : '',
     profile: s('profile') || null, rendered: s('rendered') || null,
     lastKnownGood: state?.lastKnownGood?.backupPath === path, lastUpWrote: state?.backupPath === path,
+    mark: mark?.text ?? null, failed: mark?.failed === true,
   };
 }
 

@@ -59,7 +59,11 @@ function wordOf(s: Signals): HealthWord {
  */
 export const TAKES_TRAFFIC: ReadonlySet<HealthWord> = new Set(['serving', 'running']);
 
-/** The nodes a status run shows unable to take traffic (for the guard's notServing), with their health word. */
-export function notServingOf(nodes: Pick<NodeStatus, 'node' | 'verdict'>[]): Map<string, HealthWord> {
-  return new Map(nodes.filter((n) => !TAKES_TRAFFIC.has(n.verdict)).map((n) => [n.node, n.verdict]));
+/**
+ * The nodes a status run shows unable to take traffic (for the guard's notServing), with their health word. A node
+ * that did not answer is not among them: that its ssh failed says nothing about its HTTP, so its endpoint keeps the
+ * gateway file's word.
+ */
+export function notServingOf(nodes: Pick<NodeStatus, 'node' | 'verdict' | 'answered'>[]): Map<string, HealthWord> {
+  return new Map(nodes.filter((n) => n.answered && !TAKES_TRAFFIC.has(n.verdict)).map((n) => [n.node, n.verdict]));
 }

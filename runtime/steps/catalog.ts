@@ -187,6 +187,8 @@ export const FRAME_STEPS = {
   unlock: { step: 'unlock', activity: 'releaseNodeLock', label: 'node unlock', title: 'release the node lock', script: 'lock', preset: 'quick', bookkeeping: true },
   /** A cancelled up whose start had begun: its server would go on to serve the abandoned profile (workflows/up.ts). */
   halt: { step: 'halt', activity: 'stopServer', label: 'stop the half-started server', title: 'cancelled: stop the server this up started, so it never serves the abandoned profile', script: 'stop', preset: 'stop', note: stopNote },
+  /** An up's auto-rollback is about to remove the failed start's container: its log's last lines first (workflows/auto-rollback.ts). */
+  failedStart: { step: 'failed-start', activity: 'readFailedStart', label: "read the failed start's log", title: "auto-rollback: read the failed start's log before its container is removed", script: 'logs', preset: 'quick', bookkeeping: true },
   compensate: { step: 'compensate', activity: 'markFailed', label: 'compensation', title: 'compensation: mark node failed, disable its endpoint', script: null, preset: 'state' },
 } as const satisfies Record<string, StepDef>;
 

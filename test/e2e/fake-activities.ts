@@ -146,4 +146,7 @@ export const fakeActivities: PulseActivities = {
     rec(input.node).failed.push(input);
     return { warnings: [], changed: true };
   },
+  async readFailedStart(input) {
+    return { logPath: input.logPath, source: null, name: null, lines: [], known: null, problem: 'no node in this fake' };
+  },
 };

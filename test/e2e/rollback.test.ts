@@ -118,7 +118,8 @@ test('rollback --dry-run names the backup, its profile and the key difference; a
   assert.equal(listed.code, 0, listed.stdout + listed.stderr);
   const name = path.basename(prior);
   assert.match(listed.stdout, /^BACKUP +RECIPE +PROFILE +RENDERED \(UTC\)$/m);
-  assert.match(listed.stdout, new RegExp(`^${name.replace(/[.]/g, '\\.')} +qwen38-flash +datagen +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +the last up replaced this$`, 'm'), listed.stdout);
+  // ... and what happened to the .env each holds: this one served (before the up replaced it).
+  assert.match(listed.stdout, new RegExp(`^${name.replace(/[.]/g, '\\.')} +qwen38-flash +datagen +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +the last up replaced this; datagen: served \\d\\d:\\d\\dZ$`, 'm'), listed.stdout);
   const listedJson = JSON.parse((await runCli(['model', 'rollback', '--node', 'simA', '--list', '--json'], env)).stdout) as { name: string; path: string; lastUpWrote: boolean }[];
   assert.equal(listedJson[0]?.path, prior, 'newest first');
   assert.equal(listedJson.filter((b) => b.lastUpWrote).length, 1);

@@ -98,6 +98,7 @@ export function fakeActivities(over: Partial<Record<ActName, (...args: never[]) 
     verifyServer: async () => ({ ok: true, servedModelName: 'qwen38', maxModelLen: 524288, kvCacheLine: 'GPU KV cache size: 1 tokens', proofs: [], problems: [], warnings: [] }),
     publishState: async () => ({ warnings: [], changed: true }),
     markFailed: async () => ({ warnings: [], changed: true }),
+    readFailedStart: async (input: { logPath: string | null }) => ({ logPath: input.logPath, source: 'container' as const, name: 'vllm-qwen38', lines: ['RuntimeError: Engine core initialization failed'], known: null, problem: null }),
   };
   for (const name of Object.keys(base) as ActName[]) {
     const impl = (over[name] ?? base[name]) as (...a: unknown[]) => Promise<unknown>;

@@ -65,7 +65,7 @@ describe('replay of saved histories', () => {
     const names = histories().map((h) => h.name);
     assert.ok(names.length >= 7, `histories: ${names.join(', ')}`);
     for (const kind of ['up-full-success', 'up-same-identity', 'down-success', 'up-never-ready-compensated', 'up-full-success-ref', 'down-success-ref',
-      'rollback-success', 'up-never-ready-auto-rollback', 'rollback-auto-child', 'up-full-success-start', 'up-same-identity-start', 'up-never-ready-compensated-start',
+      'rollback-success', 'up-never-ready-auto-rollback', 'up-never-ready-auto-rollback-failed-start', 'rollback-auto-child', 'up-full-success-start', 'up-same-identity-start', 'up-never-ready-compensated-start',
       'up-full-success-small', 'up-same-identity-small', 'up-never-ready-compensated-small', 'up-cancelled-compensated-small']) assert.ok(names.includes(kind), kind);
     assert.ok(names.some((n) => n.startsWith('up-crash-resume-')));
     const errors = await replayErrors({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } });
