@@ -172,6 +172,20 @@ test('a group/other-writable state dir of the operator\'s own, with a planted se
   nodeUntouched(envBefore);
 });
 
+// The case above is mode 0777 only: a check that refused other-writable dirs but let a group-writable one through
+// (0775: anyone in the operator's group may plant server.json) passed it. Group-writable alone is refused too.
+test('a state dir writable by its group only (0775), with a planted server.json: refused, nothing run (any user)', async () => {
+  const envBefore = nodeFiles();
+  const open = path.join(await tempDir('pulse-group-state-'), 'state');
+  extraDirs.push(path.dirname(open));
+  mkdirSync(path.join(open, 'temporal'), { recursive: true });
+  writeFileSync(path.join(open, 'temporal', 'server.json'), serverJson(open, decoyPort, process.pid));
+  for (const p of [open, path.join(open, 'temporal')]) chmodSync(p, 0o775);
+  await refusedStateDir(open, new RegExp(`state dir ${open} is writable by group or others \\(mode 0775\\).*run \`chmod go-w ${open}\``));
+  assert.equal(decoyConnections, 0, 'nothing connected to the server the planted server.json names');
+  nodeUntouched(envBefore);
+});
+
 test('the attacker\'s own state dir with its server.json: refused, nothing run', { skip }, async () => {
   const envBefore = nodeFiles();
   // The attacker's own state dir, left open for the operator (PULSE_STATE_DIR pointed at it: a shared script, a
