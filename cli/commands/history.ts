@@ -32,7 +32,10 @@ export interface HistoryRow {
   ui: string | null;
 }
 
-/** history's filters: --since (an ISO time: StartTime after it), --failed (failed, rolled back, or a watchdog's down). */
+/**
+ * history's filters: --since (an ISO time: StartTime after it), --failed (failed, rolled back, or a watchdog's down;
+ * not a cancel, a refusal or a stopped rollout, which visibility lists among the failed workflows: listHistory drops them).
+ */
 export interface HistoryFilter {
   since?: string | null;
   failed?: boolean;
@@ -115,13 +118,41 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
  * late came before shorter ones that started after it, issue 30 item 10).
  */
 export async function listHistory(client: Client, target: ServerTarget, node: string | undefined, limit: number, filter: HistoryFilter = {}): Promise<HistoryRow[]> {
-  const infos: WorkflowExecutionInfo[] = [];
+  const rows: HistoryRow[] = [];
+  let batch: WorkflowExecutionInfo[] = [];
+  const keep = (r: HistoryRow): boolean => !filter.failed || !NOT_FAILURES.has(outcomeWord(r));
+  const flush = async (): Promise<void> => {
+    rows.push(...(await Promise.all(batch.map((i) => toRow(client, target, i)))).filter(keep));
+    batch = [];
+  };
   for await (const info of client.workflow.list({ query: historyQuery(node, filter), pageSize: Math.min(limit, 100) })) {
-    infos.push(info);
-    if (infos.length >= limit) break;
+    batch.push(info);
+    if (batch.length < limit - rows.length) continue;
+    await flush();
+    if (rows.length >= limit) break;
   }
-  const rows = await Promise.all(infos.map((i) => toRow(client, target, i)));
-  return rows.sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+  if (batch.length > 0) await flush();
+  return rows.slice(0, limit).sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+}
+
+/** The outcomes that end a workflow as failed in Temporal's eyes but are not failures: --failed leaves them out. */
+const NOT_FAILURES: ReadonlySet<string> = new Set(['CANCELLED', 'REFUSED', 'STOPPED']);
+
+/**
+ * A row's outcome in the one word the live screen and the exit code use: ok, FAILED, CANCELLED (exit 13), REFUSED
+ * (exit 4), STOPPED (a rollout stopped by request after a node, exit 13); a row without a result (running, a
+ * terminated workflow) keeps its status word.
+ */
+export function outcomeWord(r: Pick<HistoryRow, 'result' | 'ok'> & { outcome?: string | null; action?: string }): string {
+  if (r.ok === null) return r.result;
+  if (r.ok) return 'ok';
+  if (r.action === 'rollout') {
+    const outcome = /^([a-z-]+): /.exec(r.result)?.[1] ?? 'failed';
+    return outcome === 'failed' ? 'FAILED' : outcome.toUpperCase();
+  }
+  // A cancel ends the workflow as failed (DeployCancelled): its outcome, or its result's word, says it was a cancel.
+  if (r.outcome === 'cancelled' || r.result.startsWith('cancelled')) return 'CANCELLED';
+  return 'FAILED';
 }
 
 /**
@@ -136,14 +167,12 @@ export function onceWorded(error: string): string {
 export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'> & { outcome?: string | null; action?: string }): string {
   if (r.ok === null) return r.result;
   // A rollout's result is `<outcome>: spark2 succeeded, spark3 skipped`: each node's outcome, not one node's state.
-  if (r.action === 'rollout') return `${r.ok ? 'ok' : 'FAILED'}: ${r.result.replace(/^[a-z-]+: /, '')}${!r.ok && r.error ? `; ${onceWorded(r.error)}` : ''}`;
+  if (r.action === 'rollout') return `${outcomeWord(r)}: ${r.result.replace(/^[a-z-]+: /, '')}${!r.ok && r.error ? `; ${onceWorded(r.error)}` : ''}`;
   if (r.outcome === 'rolled-back') return `FAILED, rolled back${r.error ? `: ${onceWorded(r.error)}` : ''}`;
   const why = r.error ? `: ${onceWorded(r.error)}` : '';
   if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
   const node = r.nodeState === 'failed' ? 'node marked failed' : r.nodeState === 'unchanged' ? 'node unchanged' : `node ${r.nodeState ?? '?'}`;
-  // A cancel ends the workflow as failed (DeployCancelled): its outcome, or its result's word, says it was a cancel.
-  if (r.outcome === 'cancelled' || r.result.startsWith('cancelled')) return `CANCELLED; ${node}`;
-  return `FAILED; ${node}${why}`;
+  return outcomeWord(r) === 'CANCELLED' ? `CANCELLED; ${node}` : `FAILED; ${node}${why}`;
 }
 
 /** `up best on spark2`: what a row deployed. */

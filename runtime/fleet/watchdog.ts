@@ -31,7 +31,7 @@ export function checkOf(s: NodeStatus): WatchdogCheck {
   return {
     node: s.node, answered: s.answered, error: s.error,
     container: c ? { name: c.name, exists: c.exists, running: c.running, state: c.state, restartCount: c.restartCount, exitMeaning: c.exitMeaning } : null,
-    http: s.health.checked, httpSkipped: s.health.checked ? null : s.health.skipped, httpStatus: s.health.httpStatus, healthOk: s.health.ok,
+    http: s.health.checked, httpSkipped: s.health.checked ? null : s.health.skipped, httpStatus: s.health.httpStatus, healthOk: s.health.modelsOk,
     healthRoute: s.health.healthRoute ?? null,
     servedModels: s.health.servedModels, maxModelLen: s.health.maxModelLen, drift: s.env?.drift ?? false, envProfile: s.env?.profile ?? null,
     memoryWarning: s.memory?.warning ?? null, locked: lock,

@@ -1,4 +1,8 @@
 /**
+ * `status --json`'s `health.ok` is the health the table shows: false with a dead engine (/health 503 while
+ * /v1/models still answers), so a script reading `.health.ok` does not believe a dead server; `modelsOk` keeps the
+ * /v1/models answer alone.
+ *
  * `status` while a node does not answer, through the CLI in a pseudo-terminal at 80x24 on three simulated nodes:
  * spark3's sshd accepts connections but never talks (frozen). status names the node it waits for and what for while
  * it waits (no blank screen), the table then shows the two nodes that answered and spark3 unreachable "within N s",
@@ -7,9 +11,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CLI } from '../helpers/cli.js';
+import type { StatusReport } from '../../runtime/status/types.js';
 import { TestTerminal } from '../helpers/term.js';
 import { hasPty, runInPty } from '../helpers/pty.js';
-import { settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { runSimCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
@@ -27,6 +32,23 @@ before(async () => {
 after(async () => {
   s?.sim.node('spark3').freezeSshd(false);
   await s?.stop();
+});
+
+test('status --json: health.ok is false while /health answers 503 (a dead engine), as the verdict says', async () => {
+  const node = s.sim.node('spark1');
+  node.setControl({ engineDead: true });
+  try {
+    const r = await runSimCli(s, ['model', 'status', '--json', '--node', 'spark1']);
+    const h = (JSON.parse(r.stdout) as StatusReport).nodes[0]!.health;
+    assert.equal(r.code, 7, r.stdout);
+    assert.deepEqual([h.httpStatus, h.healthRoute, h.modelsOk, h.ok], [200, 503, true, false], JSON.stringify(h));
+    assert.match(h.detail ?? '', /GET \/health answered 503/);
+  } finally {
+    node.setControl({ engineDead: false });
+  }
+  const alive = await runSimCli(s, ['model', 'status', '--json', '--node', 'spark1']);
+  const h = (JSON.parse(alive.stdout) as StatusReport).nodes[0]!.health;
+  assert.deepEqual([h.httpStatus, h.healthRoute, h.modelsOk, h.ok], [200, 200, true, true], JSON.stringify(h));
 });
 
 test('status names the node it waits for while it waits, and keeps the bound it names', { skip: !hasPty && 'no python3 pty' }, async () => {
