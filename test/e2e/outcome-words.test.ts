@@ -89,3 +89,14 @@ test('REFUSED, STOPPED, CANCELLED and FAILED: the same word on the live screen, 
   const failures = await history(['--failed']);
   assert.deepEqual(failures.map((r) => `${r.action} ${r.profile ?? ''} ${r.node ?? ''}`), ['up best simC'], JSON.stringify(failures, null, 2));
 });
+
+test('cancel with nothing to cancel is no error (exit 0), and on a protected node it does not first ask for --yes', async () => {
+  for (const node of ['simA', 'simB']) { // simA is protected
+    const c = await runCli(['model', 'cancel', '--node', node], env());
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.match(c.stdout, new RegExp(`^nothing to cancel: no deploy runs on ${node}\nsee past deploys with: pulse model history --node ${node}\n$`));
+    assert.equal(c.stderr, '');
+  }
+  const unknown = await runCli(['model', 'cancel', '--node', 'simZ'], env());
+  assert.equal(unknown.code, 3, 'an unknown node is still a config error');
+});
