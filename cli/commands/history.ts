@@ -6,7 +6,7 @@ import type { DeployResult, WatchdogOutcome } from '../../runtime/model/index.js
 import { PulseError } from '../../runtime/errors.js';
 import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
-import { plainText } from '../live-line.js';
+import { cut, plainText } from '../live-line.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../deploy-client/temporal.js';
 import { rolloutNodes, rolloutOutcome } from '../rollout-view.js';
 
@@ -189,9 +189,10 @@ function undoneWords(undid: string, rows: readonly HistoryRow[]): string {
 /**
  * The history table: a header, one line per deploy (UTC ISO time, the one duration format), oldest row last as it
  * started; a rollback says what it undoes in its result. `wide`: each row's UI link (or workflow ID) below it, as
- * --json always has it (issue 30 item 10: the link made every row 2-4 lines).
+ * --json always has it (the link made every row 2-4 lines). `width` (a terminal's columns): each row is cut to it
+ * with an ellipsis, so it stays one line; --wide and --json keep the whole result.
  */
-export function historyText(rows: readonly HistoryRow[], hint: string | null, wide = false): string {
+export function historyText(rows: readonly HistoryRow[], hint: string | null, wide = false, width: number | null = null): string {
   if (rows.length === 0) return 'no deploys yet\n';
   const whats = rows.map(whatOf);
   const w = Math.max('DEPLOY'.length, ...whats.map((x) => x.length));
@@ -199,11 +200,12 @@ export function historyText(rows: readonly HistoryRow[], hint: string | null, wi
   rows.forEach((r, i) => {
     const took = r.durationS === null ? '-' : duration(r.durationS);
     const undoes = r.undid ? `; undoes ${undoneWords(r.undid, rows)}` : '';
-    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}`);
+    const row = `${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}`;
+    lines.push(width !== null && !wide ? cut(row, width) : row);
     if (wide) lines.push(`    ${r.ui ?? r.workflowId}`);
   });
   if (hint && wide) lines.push(hint);
-  else lines.push('the steps of one: pulse model history --steps <workflow ID>   (IDs and UI links: --wide or --json)');
+  else lines.push('the steps of one: pulse model history --steps <workflow ID>   (the IDs: --wide)');
   return `${lines.join('\n')}\n`;
 }
 
@@ -222,7 +224,7 @@ export async function run(opts: HistoryOptions): Promise<number> {
     if (opts.steps !== null) return await printSteps(t.client, t.target, opts, filter);
     const rows = await listHistory(t.client, t.target, opts.node, opts.limit, filter);
     if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else process.stdout.write(historyText(rows, uiHint(t.target), opts.wide));
+    else process.stdout.write(historyText(rows, uiHint(t.target), opts.wide, process.stdout.isTTY ? (process.stdout.columns ?? 80) : null));
     return 0;
   } finally {
     await t.close();

@@ -6,7 +6,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { CLI, runCli, startCli, waitForOutput } from '../helpers/cli.js';
+import { runInPty } from '../helpers/pty.js';
 import { startSimCli, stopSimCli, type SimCli } from '../helpers/sim-cli.js';
 import { until } from '../helpers/until.js';
 import type { HistoryRow } from '../../cli/commands/history.js';
@@ -85,6 +86,13 @@ test('REFUSED, STOPPED, CANCELLED and FAILED: the same word on the live screen, 
   assert.match(table, /up datagen on simC .*CANCELLED; node marked failed/, table);
   assert.match(table, /up best on simC .*FAILED; node marked failed/, table);
   assert.doesNotMatch(table, /FAILED: simA refused|FAILED: simB succeeded/, table);
+
+  // on a terminal each row is one line, cut to its width (the REFUSED row's result is longer than 80 columns)
+  const tty = await runInPty(80, 24, [process.execPath, CLI, 'model', 'history'], { ...process.env, ...env(), NO_COLOR: '1' });
+  assert.equal(tty.code, 0, tty.output);
+  const printed = tty.output.replace(/\r\n/g, '\n').trimEnd().split('\n');
+  for (const l of printed) assert.ok(Array.from(l).length <= 80, `one line each at 80 columns: ${l}`);
+  assert.match(tty.output, /  REFUSED: simA.*…\r\n/);
 
   const failures = await history(['--failed']);
   assert.deepEqual(failures.map((r) => `${r.action} ${r.profile ?? ''} ${r.node ?? ''}`), ['up best simC'], JSON.stringify(failures, null, 2));
