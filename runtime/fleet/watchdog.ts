@@ -174,5 +174,8 @@ export function watchdogLine(rec: WatchdogRecord, now: Date): string {
   if (rec.disabled) parts.push('endpoint disabled');
   if (rec.healsTotal > 0) parts.push(`${rec.heals.length} heal(s) in the last hour, ${rec.healsTotal} in all`);
   if (rec.gaveUp) parts.push(`HEALING STOPPED: ${rec.gaveUp}`);
+  // The last check's notes: why it did not heal (a Docker daemon that does not answer), drift, a restart loop. They
+  // were only in --json, so the text said nothing of why a down node was left as it was.
+  if (rec.notes.length > 0) parts.push(`note: ${rec.notes.join('; ')}`);
   return parts.join('; ');
 }

@@ -14,7 +14,7 @@ import { CLI } from '../helpers/cli.js';
 import type { StatusReport } from '../../runtime/status/types.js';
 import { TestTerminal } from '../helpers/term.js';
 import { hasPty, runInPty } from '../helpers/pty.js';
-import { runSimCli, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
+import { runSimCli, saveState, settleRequests, startServer, startStatusSim, writePulseEnv } from './sim-helpers.js';
 import type { StatusSim } from './sim-helpers.js';
 
 let s: StatusSim;
@@ -49,6 +49,22 @@ test('status --json: health.ok is false while /health answers 503 (a dead engine
   const alive = await runSimCli(s, ['model', 'status', '--json', '--node', 'spark1']);
   const h = (JSON.parse(alive.stdout) as StatusReport).nodes[0]!.health;
   assert.deepEqual([h.httpStatus, h.healthRoute, h.modelsOk, h.ok], [200, 200, true, true], JSON.stringify(h));
+});
+
+test('status shows the watchdog\'s notes in text: why its last check did not heal', async () => {
+  const noHeal = "no heal while the node's Docker daemon does not answer: an up cannot start a container; start the daemon (systemctl start docker)";
+  await saveState(s.stateDir, 'spark2', {
+    watchdog: {
+      at: new Date().toISOString(), verdict: 'down', reason: 'the Docker daemon does not answer', judged: 'down', since: new Date().toISOString(),
+      streak: 3, sinceHeal: 3, disabled: null, heals: [], healsTotal: 0, gaveUp: null, notes: [noHeal], restartCount: null,
+    },
+  });
+  try {
+    const r = await runSimCli(s, ['model', 'status', '--node', 'spark2'], { COLUMNS: '400' });
+    assert.match(r.stdout, /^ {2}watchdog +down since \d\d:\d\d, 3 checks: the Docker daemon does not answer; note: no heal while the node's Docker daemon does not answer: /m, r.stdout);
+  } finally {
+    await saveState(s.stateDir, 'spark2');
+  }
 });
 
 test('status names the node it waits for while it waits, and keeps the bound it names', { skip: !hasPty && 'no python3 pty' }, async () => {
