@@ -46,9 +46,21 @@ export interface StatusDeps {
   onPhase?: (node: string, phase: NodePhase, boundMs: number) => void;
 }
 
-/** The node names a status run covers; an unknown --node is refused, a protected --node --gpu-probe without --yes too. */
+/**
+ * The node names a status run covers; an unknown --node is refused, and --gpu-probe without --yes on a protected node
+ * too, also over the fleet (RUNTIME.md: the limits hold "also when status has no --node"; name the node with --node
+ * to probe only another one).
+ */
 export function selectNodes(config: NodesConfig, req: StatusRequest): string[] {
-  if (req.node === undefined) return Object.keys(config.nodes);
+  if (req.node === undefined) {
+    const prot = Object.entries(config.nodes).filter(([, n]) => n.protected).map(([name]) => name);
+    if (req.gpuProbe && !req.yes && prot.length > 0) {
+      throw new PulseError('refused', `status --gpu-probe starts a GPU container on every node, and ${prot.join(', ')} ${prot.length === 1 ? 'is' : 'are'} protected: add --yes`, {
+        hint: 'or name the node with --node to probe only another node',
+      });
+    }
+    return Object.keys(config.nodes);
+  }
   const node = nodeOf(config, req.node);
   if (req.gpuProbe && node.protected && !req.yes) {
     throw new PulseError('refused', `${req.node} is protected: status --gpu-probe starts a GPU container there and needs --yes`);
@@ -208,8 +220,6 @@ export async function collectStatus(config: NodesConfig, req: StatusRequest, dep
   const gateway = readEndpoints(deps.stateDir);
   for (const n of nodes) n.endpoint = gateway.endpoints.get(n.node) ?? null;
   if (gateway.note) notes.push(gateway.note);
-  const skipped = nodes.filter((n) => n.protected && req.gpuProbe && n.gpuProbe?.ran === false).map((n) => n.node);
-  if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
   return judged({ version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), allHealthy: false, nodes, notes });
 }
 
