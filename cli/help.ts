@@ -16,13 +16,13 @@ const EXAMPLES: Record<string, string[]> = {
   model: ['pulse model up best --node spark2', 'pulse model status --node spark2', 'pulse model history --node spark2'],
   'model profiles': ['pulse model profiles', 'pulse model profiles --json'],
   'model up': [
-    'pulse model up best --node spark2                 # deploy and follow it live',
-    'pulse model up best --node spark2 --dry-run       # print the .env and every step; run nothing',
+    'pulse model up best --node spark2              # deploy and follow it live',
+    'pulse model up best --node spark2 --dry-run    # the steps; runs nothing',
     'pulse model up best --node spark2 --dry-run --preflight',
-    'pulse model up datagen --node spark1 --yes        # spark1 is protected',
-    'pulse model up best --node spark2 --detach        # start it; it runs on without this terminal',
-    'pulse model up best --node spark2,spark1 --yes    # a rollout: spark2, its gate (verify + smoke), then spark1',
-    'pulse model up best --all --yes --dry-run         # the rollout plan: order, .env differences, who serves',
+    'pulse model up datagen --node spark1 --yes     # spark1 is protected',
+    'pulse model up best --node spark2 --detach     # runs on without this terminal',
+    'pulse model up best --node spark2,spark1 --yes # a rollout, a gate after each',
+    'pulse model up best --all --yes --dry-run      # the rollout plan: who serves',
   ],
   'model down': ['pulse model down --node spark2', 'pulse model down --node spark1 --yes', 'pulse model down --node spark2,spark3 --dry-run'],
   'model status': ['pulse model status', 'pulse model status --node spark2 --json', 'pulse model status --no-http'],
@@ -40,16 +40,16 @@ const EXAMPLES: Record<string, string[]> = {
   'model watchdog off': ['pulse model watchdog off --node spark2'],
   'model watchdog list': ['pulse model watchdog list', 'pulse model watchdog list --json'],
   'model history': ['pulse model history', 'pulse model history --node spark2 --limit 5 --json'],
-  'model diff': ['pulse model diff best --node spark2         # exit 1 when the running .env differs'],
+  'model diff': ['pulse model diff best --node spark2   # exit 1 when the running .env differs'],
   'model logs': ['pulse model logs --node spark2 --tail 50', 'pulse model logs --node spark2 -f', 'pulse model logs --node spark2 --deploy'],
   completion: ['pulse completion bash > ~/.local/share/bash-completion/completions/pulse', 'pulse completion zsh > "${fpath[1]}/_pulse"'],
   worker: ['pulse worker', 'pulse worker --metrics 127.0.0.1:9464', 'pulse worker --no-gateway'],
-  tunnel: ['pulse tunnel                               # on the gateway host; systemd: deploy/systemd/pulse-tunnel.service'],
-  server: ['pulse server status', 'pulse server stop', 'pulse server stop --force   # even with a deploy open (it pauses) or a watchdog on'],
+  tunnel: ['pulse tunnel   # on the gateway host (deploy/systemd/pulse-tunnel.service)'],
+  server: ['pulse server status', 'pulse server stop', 'pulse server stop --force   # even with a deploy open (it pauses)'],
   'server status': ['pulse server status', 'pulse server status --json'],
   'server stop': [
-    'pulse server stop           # refused while a deploy is open or a watchdog schedule exists',
-    'pulse server stop --force   # a deploy pauses and resumes when pulse next starts the server',
+    'pulse server stop           # refused while a deploy or a watchdog is on',
+    'pulse server stop --force   # a deploy pauses, resumes with the next server',
   ],
 };
 
@@ -175,8 +175,8 @@ export const HELP_TOPICS: Record<string, () => string> = {
   environment: environmentText,
 };
 
-/** The footer that points at the topics, under every command's help. */
-const TOPICS_LINE = 'Exit codes: pulse help exit-codes · environment variables: pulse help environment\n';
+/** The footer that points at the topics, under every command's help (it fits 80 columns, as every help line must). */
+const TOPICS_LINE = 'Exit codes: pulse help exit-codes · environment: pulse help environment\n';
 
 /** Adds the examples, the pointer to the help topics and the error style to every command. */
 export function teach(cmd: Command): void {

@@ -236,8 +236,8 @@ export class ProgressPrinter {
   }
 
   /**
-   * The closing block: result, notes, warnings, then on a failure `wayOut` (cli/failure-block.ts: the container,
-   * the logs), the backup and the rollback command.
+   * The closing block: result, notes, warnings; on a failure the warnings, `wayOut` (cli/failure-block.ts: the
+   * container, the logs), the backup and the rollback command first, and the verdict with its cause last.
    */
   outcome(o: FollowOutcome, what: string, wayOut: readonly string[] = [], liveEnv: string | null = null): void {
     this.running = null;
@@ -261,15 +261,22 @@ export class ProgressPrinter {
 
   private result(r: DeployResult, what: string, wayOut: readonly string[], liveEnv: string | null): void {
     const mode = r.mode === 'same-identity' ? ' (same .env already running: steps 1, 7, 8, 9)' : '';
-    this.emit(r.ok ? `${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}` : this.failedHead(r, what));
+    if (r.ok) this.emit(`${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`);
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
     if (r.ok && r.serves) for (const l of servesLines(r.serves)) this.write(`  ${l}`);
     if (r.halted) this.write(`  the server this up had started was stopped: it does not go on to serve ${r.profile ?? 'the abandoned profile'}`);
-    if (!r.ok) for (const l of wayOut) this.write(`  ${l}`);
-    if (!r.ok && r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
+    if (r.ok) return;
+    // The way out before the verdict: the block (container, log lines that wrap at 80 columns) is long, and on a
+    // 24-row screen a verdict above it scrolled away with the ✗ line that holds the cause.
+    for (const l of wayOut) this.write(`  ${l}`);
+    if (r.backupPath) this.write(`  backup of the previous .env: ${r.backupPath}`);
     const back = goBackCommand(r, liveEnv);
-    if (!r.ok && back && !r.rollback?.ok) this.write(`  to go back: ${back}`);
+    if (back && !r.rollback?.ok) this.write(`  to go back: ${back}`);
+    const cause = causeOf(r);
+    // The ✗ line said the cause far up the screen: said again right above the verdict, which points to it.
+    if (this.shown(cause)) this.write(`cause: ${plainText(cause)}`);
+    this.emit(this.failedHead(r, what));
   }
 
   /**

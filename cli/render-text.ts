@@ -43,31 +43,53 @@ function section(title: string, body: string): string {
   return `==== ${title} ====\n${body.endsWith('\n') || body === '' ? body : `${body}\n`}\n`;
 }
 
-/** The summary part of the dry-run: target, gates, the rendered .env and what the overlay replaced. */
-export function planText(plan: UpPlan, runnable: boolean): string {
+/** The first line of the dry-run: what it would do where, and that it does nothing. */
+export function planHeadline(plan: UpPlan): string {
   const t = plan.target;
   const where = t.host === 'ssh' ? `ssh ${t.ssh ?? ''}` : 'local';
-  const lines = [
-    `dry-run: up ${plan.profile} on ${plan.node} (${where}); nothing runs on any node and no file is written`,
-    `recipe: ${plan.recipe.name} in ${plan.recipe.dir} (container ${plan.recipe.container})`,
-    `memory gate: ${plan.memory.gateGiB} GiB MemAvailable, wait up to ${plan.memory.timeoutS} s`,
-    `readiness: wait up to ${plan.readiness.timeoutS} s for /v1/models on ${plan.expect.bind}:${plan.expect.port}`,
-    `restart: ${plan.restart ? 'always (--restart)' : 'only when the identity or a mounted file changed'}`,
-  ];
-  if (plan.protected) lines.push(`protected node: a real up needs --yes${plan.confirmed ? ' (given)' : ''}`);
-  if (!runnable) lines.push(`render-only profile (pulse-runnable: false): a real up refuses it`);
-  let out = `${lines.join('\n')}\n\n`;
-  out += section(`rendered .env -> ${plan.env.path}`, plan.env.text);
+  return `dry-run: up ${plan.profile} on ${plan.node} (${where}); nothing runs on any node and no file is written\n\n`;
+}
+
+/** What the up would write and check: the rendered .env, the overlay's replacements, the directories, the proofs. */
+export function planFilesText(plan: UpPlan): string {
+  let out = section(`rendered .env -> ${plan.env.path}`, plan.env.text);
   if (plan.replacements.length > 0) out += section('overlay replacements (--overlay-wins)', plan.replacements.join('\n'));
   if (plan.mkdirs.length > 0) out += section('pulse-mkdir', plan.mkdirs.join('\n'));
   if (plan.proofs.length > 0) out += section('pulse-proof (must occur in the container log)', plan.proofs.join('\n'));
   return out;
 }
 
-/** The step scripts part of the dry-run. */
-export function stepsText(steps: { step: string; title: string; script: string }[]): string {
-  return steps.map((s) => section(`step ${s.title} [${s.step}]`, s.script)).join('');
+/**
+ * The step scripts: the shared prelude once, then each step's own part (its libraries, inputs and body, with one
+ * marker line where the prelude goes). Every step sends the prelude first, so printing it once per step made the
+ * dry-run ten copies of the same 450 lines around the parts a reader wants to check.
+ */
+export function stepsText(prelude: string, steps: { step: string; title: string; own: string }[]): string {
+  const head = section(`shared prelude: runtime/scripts/prelude.sh, sent first in every step's script below (${lineCount(prelude)} lines)`, prelude);
+  return head + steps.map((s) => section(`step ${s.title} [${s.step}]`, s.own)).join('');
 }
+
+/**
+ * The plan's summary, last so it is on the screen when the dry-run ends: target, gates, restart rule, the steps in
+ * order, the availability warning, the refusals a real up would meet, the client notes.
+ */
+export function planSummaryText(plan: UpPlan, runnable: boolean, steps: { step: string; title: string }[], warning: string | null): string {
+  const lines = [
+    planHeadline(plan).trimEnd(),
+    `recipe: ${plan.recipe.name} in ${plan.recipe.dir} (container ${plan.recipe.container})`,
+    `memory gate: ${plan.memory.gateGiB} GiB MemAvailable, wait up to ${plan.memory.timeoutS} s`,
+    `readiness: wait up to ${plan.readiness.timeoutS} s for /v1/models on ${plan.expect.bind}:${plan.expect.port}`,
+    `restart: ${plan.restart ? 'always (--restart)' : 'only when the identity or a mounted file changed'}`,
+    `steps: ${[...steps.map((s) => s.step), UP_STEPS.publish.step].join(', ')}`,
+  ];
+  if (warning) lines.push(`availability: ${warning}`);
+  if (plan.protected) lines.push(`protected node: a real up needs --yes${plan.confirmed ? ' (given)' : ''}`);
+  if (!runnable) lines.push(`render-only profile (pulse-runnable: false): a real up refuses it`);
+  for (const n of plan.clientNotes) lines.push(`NOTE: ${n}`);
+  return section('summary', lines.join('\n'));
+}
+
+const lineCount = (text: string): number => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 
 /** Step 9 runs on this host, not on the node: what it writes and how it sees the fleet. */
 export function publishText(plan: UpPlan): string {
@@ -77,11 +99,6 @@ export function publishText(plan: UpPlan): string {
   ];
   if (plan.rollbackHint) lines.push(`on failure, back to the previous profile: ${plan.rollbackHint}`);
   return section(`step ${UP_STEPS.publish.plan} [${UP_STEPS.publish.step}]`, lines.join('\n'));
-}
-
-/** The client notes (pulse-client), printed last so they are seen. */
-export function clientNotesText(notes: string[]): string {
-  return notes.length === 0 ? '' : section('pulse-client notes', notes.map((n) => `NOTE: ${n}`).join('\n'));
 }
 
 /** The findings of `--dry-run --preflight`. */

@@ -66,6 +66,17 @@ export const NON_RETRYABLE_FAILURES: string[] = ['ConfigError', 'PreconditionFai
 export const DEPLOY_FAILED = 'DeployFailed';
 export const DEPLOY_CANCELLED = 'DeployCancelled';
 
+/** The first error of a deploy that a cancel ended (workflows/result.ts), kept in its result and its node state. */
+export const CANCEL_WORDS = 'deploy cancelled by request';
+
+/**
+ * Whether a deploy's recorded error (its result's, or the node state's a compensation wrote) says a cancel ended it:
+ * the node is marked failed then as after a failure, but the operator's word for what happened is "cancelled".
+ */
+export function saysCancelled(error: string | null | undefined): boolean {
+  return typeof error === 'string' && (error.includes(CANCEL_WORDS) || error.includes(FAILURES.cancelled.message));
+}
+
 /** The kind an ApplicationFailure type stands for (the first row with that type: ConfigError → config). */
 const KIND_OF_TYPE: Record<string, FailureKind> = {
   ...Object.fromEntries(

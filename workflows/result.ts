@@ -3,7 +3,7 @@
  * DeployResult travels in the failure's details so the CLI and the UI show the backup path and rollback command.
  */
 import { ApplicationFailure, TemporalFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
-import { DEPLOY_CANCELLED, DEPLOY_FAILED, FAILURES } from '../runtime/failures.js';
+import { CANCEL_WORDS, DEPLOY_CANCELLED, DEPLOY_FAILED, FAILURES } from '../runtime/failures.js';
 import type { DeployResult } from '../runtime/model/index.js';
 
 export interface FirstError {
@@ -14,7 +14,7 @@ export interface FirstError {
 
 /** The innermost meaningful failure of an activity/workflow error chain. */
 export function describeError(err: unknown): FirstError {
-  if (isCancellation(err)) return { message: 'deploy cancelled by request', type: FAILURES.cancelled.type };
+  if (isCancellation(err)) return { message: CANCEL_WORDS, type: FAILURES.cancelled.type };
   let e: unknown = err;
   while (e instanceof TemporalFailure) {
     if (e instanceof ApplicationFailure) return { message: e.message, type: e.type ?? 'Error' };

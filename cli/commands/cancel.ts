@@ -10,25 +10,25 @@ import { cancelDeploy, runningDeploy, workerPolls, type DeployRef } from '../dep
 import { connectTemporal, uiLink } from '../deploy-client/temporal.js';
 
 /**
- * An unknown node is a config error (as in every command); a protected node is refused without --yes, before any
- * Temporal connection, and so is a node whose nodes.json cannot be read (it cannot vouch for it) unless --yes.
+ * An unknown node is a config error (as in every command), before any Temporal connection; a protected node is
+ * refused without --yes once there is a deploy to cancel on it (asking for --yes and then finding nothing to cancel
+ * sent the operator round twice), and so is a node whose nodes.json cannot be read (it cannot vouch for it).
  */
-async function refuseProtected(opts: CancelOptions): Promise<void> {
+async function protectedRefusal(opts: CancelOptions): Promise<PulseError | null> {
   const { loadNodesConfig, nodeOf } = await import('../../runtime/config/nodes.js');
   const { resolveNodesPath } = await import('../../runtime/state/paths.js');
   let config;
   try {
     config = loadNodesConfig(resolveNodesPath(opts.nodes));
   } catch (e) {
-    if (opts.yes) return;
-    throw new PulseError('refused', `cannot tell whether ${opts.node} is protected (${(e as Error).message}); add --yes to cancel the deploy on it`);
+    if (opts.yes) return null;
+    return new PulseError('refused', `cannot tell whether ${opts.node} is protected (${(e as Error).message}); add --yes to cancel the deploy on it`);
   }
-  const isProtected = nodeOf(config, opts.node).protected;
-  if (isProtected && !opts.yes) {
-    throw new PulseError('refused', `node ${opts.node} is protected; add --yes to cancel the deploy on it`, {
-      hint: 'the cancelled deploy marks the node failed and disables its gateway endpoint once its stop step has begun',
-    });
-  }
+  const isProtected = nodeOf(config, opts.node).protected; // an unknown node throws here, before any connection
+  if (!isProtected || opts.yes) return null;
+  return new PulseError('refused', `node ${opts.node} is protected; add --yes to cancel the deploy on it`, {
+    hint: 'the cancelled deploy marks the node failed and disables its gateway endpoint once its stop step has begun',
+  });
 }
 
 /** --now on a rollout cancels whichever of its nodes runs: a protected one among them needs --yes. */
@@ -70,21 +70,26 @@ export function cancelText(r: CancelReport): string {
   return lines.join('\n') + '\n';
 }
 
-async function cancelOn(opts: CancelOptions): Promise<CancelReport> {
-  await refuseProtected(opts);
+/** Nothing runs on the node: not an error (the deploy the operator wanted gone is gone); this line says so. */
+function nothingText(node: string): string {
+  return `nothing to cancel: no deploy runs on ${node}\nsee past deploys with: pulse model history --node ${node}\n`;
+}
+
+async function cancelOn(opts: CancelOptions): Promise<CancelReport | null> {
+  const refusal = await protectedRefusal(opts);
   const t = await connectTemporal(opts);
   try {
     const { runningRolloutWith, stopRollout, cancelRollout } = await import('../rollout-client.js');
     const rollout = await runningRolloutWith(t, opts.node);
     if (rollout) {
+      if (refusal) throw refusal;
       if (opts.now === true && !opts.yes) await refuseProtectedIn(opts, rollout.workflowId);
       await (opts.now === true ? cancelRollout(t, rollout) : stopRollout(t, rollout));
       return { node: opts.node, deploy: rollout, ui: uiLink(t.target, rollout.workflowId, rollout.runId), workerServes: await workerPolls(t), rollout: opts.now === true ? 'now' : 'after' };
     }
     const held = await runningDeploy(t, opts.node);
-    if (!held) {
-      throw new PulseError('usage', `nothing to cancel: no deploy runs on ${opts.node}`, { hint: `see past deploys with: pulse model history --node ${opts.node}` });
-    }
+    if (!held) return null;
+    if (refusal) throw refusal;
     await cancelDeploy(t, held);
     return { node: opts.node, deploy: held, ui: uiLink(t.target, held.workflowId, held.runId), workerServes: await workerPolls(t) };
   } finally {
@@ -131,6 +136,10 @@ async function waitForRollout(opts: CancelOptions, r: CancelReport): Promise<num
 
 export async function run(opts: CancelOptions): Promise<number> {
   const report = await cancelOn(opts);
+  if (report === null) {
+    process.stdout.write(nothingText(opts.node));
+    return 0;
+  }
   if (!opts.json || !opts.wait) process.stdout.write(cancelText(report));
   if (!opts.wait) return 0;
   return report.rollout ? waitForRollout(opts, report) : waitForEnd(opts, report);

@@ -6,10 +6,11 @@
 import { loadInputs, profileOf } from '../../runtime/config/index.js';
 import { buildUpPlan, checkRefusals } from '../../runtime/plan/plan.js';
 import { stepScripts } from '../../runtime/steps/index.js';
+import { readScript } from '../../runtime/node/script.js';
 import type { PreflightReport, UpPlan } from '../../runtime/model/index.js';
 import { FAILURES } from '../../runtime/failures.js';
 import type { UpOptions } from '../options.js';
-import { clientNotesText, planText, preflightText, publishText, stepsText } from '../render-text.js';
+import { planFilesText, planHeadline, planSummaryText, preflightText, publishText, stepsText } from '../render-text.js';
 
 /** The plan of the dry-run (the same builder and refusals a real up uses, with dryRun relaxing the two it shows). */
 export function dryRunPlan(opts: UpOptions, now: Date = new Date()): { plan: UpPlan; runnable: boolean } {
@@ -57,13 +58,14 @@ export async function run(opts: UpOptions): Promise<number> {
     process.stdout.write(`${JSON.stringify(report ? { plan, preflight: report } : plan, null, 2)}\n`);
     return code;
   }
-  process.stdout.write(planText(plan, runnable));
   const { outageWarning } = await import('../outage-warning.js');
   const warning = await outageWarning(opts, 'up', false);
-  if (warning) process.stdout.write(`availability: ${warning}\n`);
-  process.stdout.write(stepsText(stepScripts(plan)));
+  const steps = stepScripts(plan);
+  process.stdout.write(planHeadline(plan));
+  process.stdout.write(planFilesText(plan));
+  process.stdout.write(stepsText(readScript('prelude'), steps));
   process.stdout.write(publishText(plan));
   if (report) process.stdout.write(preflightText(report));
-  process.stdout.write(clientNotesText(plan.clientNotes));
+  process.stdout.write(planSummaryText(plan, runnable, steps, warning));
   return code;
 }

@@ -6,7 +6,7 @@ import type { DeployResult, DrainOutcome, WatchdogOutcome } from '../../runtime/
 import { PulseError } from '../../runtime/errors.js';
 import { duration, utc } from '../../runtime/format.js';
 import { knownNode } from '../known-node.js';
-import { plainText } from '../live-line.js';
+import { cut, plainText } from '../live-line.js';
 import { connectTemporal, uiHint, uiLink, type ServerTarget } from '../deploy-client/temporal.js';
 import { rolloutNodes, rolloutOutcome } from '../rollout-view.js';
 
@@ -34,7 +34,10 @@ export interface HistoryRow {
   ui: string | null;
 }
 
-/** history's filters: --since (an ISO time: StartTime after it), --failed (failed, rolled back, or a watchdog's down). */
+/**
+ * history's filters: --since (an ISO time: StartTime after it), --failed (failed, rolled back, or a watchdog's down;
+ * not a cancel, a refusal or a stopped rollout, which visibility lists among the failed workflows: listHistory drops them).
+ */
 export interface HistoryFilter {
   since?: string | null;
   failed?: boolean;
@@ -117,13 +120,41 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
  * late came before shorter ones that started after it, issue 30 item 10).
  */
 export async function listHistory(client: Client, target: ServerTarget, node: string | undefined, limit: number, filter: HistoryFilter = {}): Promise<HistoryRow[]> {
-  const infos: WorkflowExecutionInfo[] = [];
+  const rows: HistoryRow[] = [];
+  let batch: WorkflowExecutionInfo[] = [];
+  const keep = (r: HistoryRow): boolean => !filter.failed || !NOT_FAILURES.has(outcomeWord(r));
+  const flush = async (): Promise<void> => {
+    rows.push(...(await Promise.all(batch.map((i) => toRow(client, target, i)))).filter(keep));
+    batch = [];
+  };
   for await (const info of client.workflow.list({ query: historyQuery(node, filter), pageSize: Math.min(limit, 100) })) {
-    infos.push(info);
-    if (infos.length >= limit) break;
+    batch.push(info);
+    if (batch.length < limit - rows.length) continue;
+    await flush();
+    if (rows.length >= limit) break;
   }
-  const rows = await Promise.all(infos.map((i) => toRow(client, target, i)));
-  return rows.sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+  if (batch.length > 0) await flush();
+  return rows.slice(0, limit).sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+}
+
+/** The outcomes that end a workflow as failed in Temporal's eyes but are not failures: --failed leaves them out. */
+const NOT_FAILURES: ReadonlySet<string> = new Set(['CANCELLED', 'REFUSED', 'STOPPED']);
+
+/**
+ * A row's outcome in the one word the live screen and the exit code use: ok, FAILED, CANCELLED (exit 13), REFUSED
+ * (exit 4), STOPPED (a rollout stopped by request after a node, exit 13); a row without a result (running, a
+ * terminated workflow) keeps its status word.
+ */
+export function outcomeWord(r: Pick<HistoryRow, 'result' | 'ok'> & { outcome?: string | null; action?: string }): string {
+  if (r.ok === null) return r.result;
+  if (r.ok) return 'ok';
+  if (r.action === 'rollout') {
+    const outcome = /^([a-z-]+): /.exec(r.result)?.[1] ?? 'failed';
+    return outcome === 'failed' ? 'FAILED' : outcome.toUpperCase();
+  }
+  // A cancel ends the workflow as failed (DeployCancelled): its outcome, or its result's word, says it was a cancel.
+  if (r.outcome === 'cancelled' || r.result.startsWith('cancelled')) return 'CANCELLED';
+  return 'FAILED';
 }
 
 /**
@@ -138,14 +169,12 @@ export function onceWorded(error: string): string {
 export function resultWords(r: Pick<HistoryRow, 'result' | 'ok' | 'nodeState' | 'error'> & { outcome?: string | null; action?: string }): string {
   if (r.ok === null) return r.result;
   // A rollout's result is `<outcome>: spark2 succeeded, spark3 skipped`: each node's outcome, not one node's state.
-  if (r.action === 'rollout') return `${r.ok ? 'ok' : 'FAILED'}: ${r.result.replace(/^[a-z-]+: /, '')}${!r.ok && r.error ? `; ${onceWorded(r.error)}` : ''}`;
+  if (r.action === 'rollout') return `${outcomeWord(r)}: ${r.result.replace(/^[a-z-]+: /, '')}${!r.ok && r.error ? `; ${onceWorded(r.error)}` : ''}`;
   if (r.outcome === 'rolled-back') return `FAILED, rolled back${r.error ? `: ${onceWorded(r.error)}` : ''}`;
   const why = r.error ? `: ${onceWorded(r.error)}` : '';
   if (r.ok) return `ok, node ${r.nodeState ?? '?'}`;
   const node = r.nodeState === 'failed' ? 'node marked failed' : r.nodeState === 'unchanged' ? 'node unchanged' : `node ${r.nodeState ?? '?'}`;
-  // A cancel ends the workflow as failed (DeployCancelled): its outcome, or its result's word, says it was a cancel.
-  if (r.outcome === 'cancelled' || r.result.startsWith('cancelled')) return `CANCELLED; ${node}`;
-  return `FAILED; ${node}${why}`;
+  return outcomeWord(r) === 'CANCELLED' ? `CANCELLED; ${node}` : `FAILED; ${node}${why}`;
 }
 
 /** `up best on spark2`: what a row deployed. */
@@ -162,9 +191,10 @@ function undoneWords(undid: string, rows: readonly HistoryRow[]): string {
 /**
  * The history table: a header, one line per deploy (UTC ISO time, the one duration format), oldest row last as it
  * started; a rollback says what it undoes in its result. `wide`: each row's UI link (or workflow ID) below it, as
- * --json always has it (issue 30 item 10: the link made every row 2-4 lines).
+ * --json always has it (the link made every row 2-4 lines). `width` (a terminal's columns): each row is cut to it
+ * with an ellipsis, so it stays one line; --wide and --json keep the whole result.
  */
-export function historyText(rows: readonly HistoryRow[], hint: string | null, wide = false): string {
+export function historyText(rows: readonly HistoryRow[], hint: string | null, wide = false, width: number | null = null): string {
   if (rows.length === 0) return 'no deploys yet\n';
   const whats = rows.map(whatOf);
   const w = Math.max('DEPLOY'.length, ...whats.map((x) => x.length));
@@ -172,12 +202,13 @@ export function historyText(rows: readonly HistoryRow[], hint: string | null, wi
   rows.forEach((r, i) => {
     const took = r.durationS === null ? '-' : duration(r.durationS);
     const undoes = r.undid ? `; undoes ${undoneWords(r.undid, rows)}` : '';
-    const cut = r.drain && r.drain.cut > 0 ? `; the stop cut ${r.drain.cut} request${r.drain.cut === 1 ? '' : 's'}` : '';
-    lines.push(`${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}${cut}`);
+    const stopCut = r.drain && r.drain.cut > 0 ? `; the stop cut ${r.drain.cut} request${r.drain.cut === 1 ? '' : 's'}` : '';
+    const row = `${utc(r.time).padEnd(20)}  ${(whats[i] ?? '').padEnd(w)}  ${took.padStart(7)}  ${plainText(resultWords(r))}${undoes}${stopCut}`;
+    lines.push(width !== null && !wide ? cut(row, width) : row);
     if (wide) lines.push(`    ${r.ui ?? r.workflowId}`);
   });
   if (hint && wide) lines.push(hint);
-  else lines.push('the steps of one: pulse model history --steps <workflow ID>   (IDs and UI links: --wide or --json)');
+  else lines.push('the steps of one: pulse model history --steps <workflow ID>   (the IDs: --wide)');
   return `${lines.join('\n')}\n`;
 }
 
@@ -196,7 +227,7 @@ export async function run(opts: HistoryOptions): Promise<number> {
     if (opts.steps !== null) return await printSteps(t.client, t.target, opts, filter);
     const rows = await listHistory(t.client, t.target, opts.node, opts.limit, filter);
     if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else process.stdout.write(historyText(rows, uiHint(t.target), opts.wide));
+    else process.stdout.write(historyText(rows, uiHint(t.target), opts.wide, process.stdout.isTTY ? (process.stdout.columns ?? 80) : null));
     return 0;
   } finally {
     await t.close();

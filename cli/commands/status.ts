@@ -10,7 +10,7 @@ import { isPulseError, PulseError } from '../../runtime/errors.js';
 import { EXIT_DETACHED, FAILURES } from '../../runtime/failures.js';
 import { resolveNodesPath } from '../../runtime/state/paths.js';
 import { trustedStateDir } from '../../runtime/state/state.js';
-import { collectStatus, judged, selectNodes } from '../../runtime/status/collect.js';
+import { collectStatus, judged, selectNodes, type StatusDeps } from '../../runtime/status/collect.js';
 import { renderTable, useColour, WIDTH } from '../../runtime/status/table.js';
 import { STATUS_JSON_VERSION } from '../../runtime/status/types.js';
 import { utc } from '../../runtime/format.js';
@@ -92,14 +92,14 @@ function timedLookup(nodes: string[], opts: StatusOptions): Promise<DeployLookup
   return Promise.race([lookup, giveUp]).finally(() => clearTimeout(timer));
 }
 
-/** One round: every node's status and the deploys holding them, judged. */
-async function collect(opts: StatusOptions): Promise<StatusReport> {
+/** One round: every node's status and the deploys holding them, judged; `onPhase` sees each node's progress. */
+async function collect(opts: StatusOptions, onPhase?: StatusDeps['onPhase']): Promise<StatusReport> {
   const config = loadNodesConfig(resolveNodesPath(opts.nodes));
   const req = { node: opts.node, http: !opts.noHttp, gpuProbe: opts.gpuProbe, yes: opts.yes, healthRoute: true };
   const names = selectNodes(config, req); // refusals (unknown node, protected --gpu-probe) before any connection
   const { openSession } = await import('../../runtime/node/connect.js');
   const [report, deploys] = await Promise.all([
-    collectStatus(config, req, { open: openSession, stateDir: trustedStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined }),
+    collectStatus(config, req, { open: openSession, stateDir: trustedStateDir(), nodeTimeoutMs: nodeTimeoutMs(), onResult: opts.verbose ? printRaw : undefined, onPhase }),
     timedLookup(names, opts),
   ]);
   for (const s of report.nodes) {
@@ -120,13 +120,28 @@ export function exitOf(report: StatusReport): number {
 export async function run(opts: StatusOptions): Promise<number> {
   try {
     if (opts.watchS !== undefined) return await watchRounds(opts, opts.watchS);
-    const report = await collect(opts);
+    const report = await collectShowingWait(opts);
     process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : text(report, opts));
+    // A node that never finished its ssh handshake leaves a connect pending (ssh2's own timeout is longer than
+    // status's); status only reads, so nothing is left to wait for: end now rather than when that connect gives up.
+    setTimeout(() => process.exit(), 100).unref();
     return exitOf(report);
   } catch (e) {
     if (!opts.json) throw e;
     process.stdout.write(`${JSON.stringify(jsonError(e), null, 2)}\n`);
     return jsonError(e).error.exit;
+  }
+}
+
+/** One round with, on a terminal (not --json), a live line naming the nodes still waited for (cli/status-wait.ts). */
+async function collectShowingWait(opts: StatusOptions): Promise<StatusReport> {
+  if (opts.json || !process.stdout.isTTY) return collect(opts);
+  const { StatusWait } = await import('../status-wait.js');
+  const wait = new StatusWait(process.stdout, TEMPORAL_WAIT_MS);
+  try {
+    return await collect(opts, wait.onPhase);
+  } finally {
+    wait.end();
   }
 }
 

@@ -31,7 +31,7 @@ export function checkOf(s: NodeStatus): WatchdogCheck {
   return {
     node: s.node, answered: s.answered, error: s.error,
     container: c ? { name: c.name, exists: c.exists, running: c.running, state: c.state, restartCount: c.restartCount, exitMeaning: c.exitMeaning } : null,
-    http: s.health.checked, httpSkipped: s.health.checked ? null : s.health.skipped, httpStatus: s.health.httpStatus, healthOk: s.health.ok,
+    http: s.health.checked, httpSkipped: s.health.checked ? null : s.health.skipped, httpStatus: s.health.httpStatus, healthOk: s.health.modelsOk,
     healthRoute: s.health.healthRoute ?? null,
     servedModels: s.health.servedModels, maxModelLen: s.health.maxModelLen, drift: s.env?.drift ?? false, envProfile: s.env?.profile ?? null,
     memoryWarning: s.memory?.warning ?? null, locked: lock,
@@ -174,5 +174,8 @@ export function watchdogLine(rec: WatchdogRecord, now: Date): string {
   if (rec.disabled) parts.push('endpoint disabled');
   if (rec.healsTotal > 0) parts.push(`${rec.heals.length} heal(s) in the last hour, ${rec.healsTotal} in all`);
   if (rec.gaveUp) parts.push(`HEALING STOPPED: ${rec.gaveUp}`);
+  // The last check's notes: why it did not heal (a Docker daemon that does not answer), drift, a restart loop. They
+  // were only in --json, so the text said nothing of why a down node was left as it was.
+  if (rec.notes.length > 0) parts.push(`note: ${rec.notes.join('; ')}`);
   return parts.join('; ');
 }

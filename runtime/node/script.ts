@@ -38,6 +38,9 @@ export function readScript(name: string): string {
 /** Helper files a step's body uses besides the prelude: port.sh (who listens on the server's port). */
 const LIBRARIES: Partial<Record<StepName, string[]>> = { start: ['port'], verify: ['port'] };
 
+/** The line that stands for the prelude in a step's own part (the dry-run prints the prelude once, before the steps). */
+export const PRELUDE_MARK = '# ---- prelude: runtime/scripts/prelude.sh, printed once above ----';
+
 /**
  * The full script of a step: prelude, the step's libraries, then `export` lines, then `pulse_redact_output` (the
  * node's secrets are redacted from all output from here on) and `pulse_sweep_temps` (write-env's temp files that a
@@ -46,7 +49,22 @@ const LIBRARIES: Partial<Record<StepName, string[]>> = { start: ['port'], verify
  * command that reads stdin can never swallow the rest of the script.
  */
 export function scriptText(step: StepName, env: Record<string, string> = {}): string {
+  return assemble(step, env, readScript('prelude'));
+}
+
+/** The same script with PRELUDE_MARK in place of the prelude: what is the step's own, for a reader of the dry-run. */
+export function scriptOwnText(step: StepName, env: Record<string, string> = {}): string {
+  return assemble(step, env, PRELUDE_MARK);
+}
+
+function assemble(step: StepName, env: Record<string, string>, prelude: string): string {
   const libs = (LIBRARIES[step] ?? []).map((lib) => `# ---- library: ${lib} ----\n${readScript(lib)}\n`).join('');
-  const body = `${readScript('prelude')}\n${libs}# ---- inputs ----\n${exportsBlock(env)}\npulse_redact_output\npulse_sweep_temps\n# ---- step: ${step} ----\n${readScript(step)}`;
+  const body = `${prelude}
+${libs}# ---- inputs ----
+${exportsBlock(env)}
+pulse_redact_output
+pulse_sweep_temps
+# ---- step: ${step} ----
+${readScript(step)}`;
   return `{\n${body}${body.endsWith('\n') ? '' : '\n'}}\n`;
 }

@@ -21,7 +21,10 @@ import { readEndpoints } from './endpoint.js';
 /** A node whose script has not finished by then is shown as not answering (its process group is killed). */
 export const DEFAULT_NODE_TIMEOUT_MS = 45_000;
 /** The ssh handshake must be done by then: a node that accepts but never talks must not hold up the table. */
-const CONNECT_TIMEOUT_MS = 15_000;
+export const CONNECT_TIMEOUT_MS = 15_000;
+
+/** Where one node's status run is: opening its session, running status.sh (and the lock read), or finished. */
+export type NodePhase = 'connect' | 'script' | 'done';
 
 export interface StatusRequest {
   node: string | undefined;
@@ -39,11 +42,25 @@ export interface StatusDeps {
   nodeTimeoutMs?: number;
   /** Sees each node's raw run (for --verbose: the raw @pulse records). */
   onResult?: (result: RemoteResult) => void;
+  /** Sees each node move to the next phase, with the time that phase may take (ms; 0 for done). */
+  onPhase?: (node: string, phase: NodePhase, boundMs: number) => void;
 }
 
-/** The node names a status run covers; an unknown --node is refused, a protected --node --gpu-probe without --yes too. */
+/**
+ * The node names a status run covers; an unknown --node is refused, and --gpu-probe without --yes on a protected node
+ * too, also over the fleet (RUNTIME.md: the limits hold "also when status has no --node"; name the node with --node
+ * to probe only another one).
+ */
 export function selectNodes(config: NodesConfig, req: StatusRequest): string[] {
-  if (req.node === undefined) return Object.keys(config.nodes);
+  if (req.node === undefined) {
+    const prot = Object.entries(config.nodes).filter(([, n]) => n.protected).map(([name]) => name);
+    if (req.gpuProbe && !req.yes && prot.length > 0) {
+      throw new PulseError('refused', `status --gpu-probe starts a GPU container on every node, and ${prot.join(', ')} ${prot.length === 1 ? 'is' : 'are'} protected: add --yes`, {
+        hint: 'or name the node with --node to probe only another node',
+      });
+    }
+    return Object.keys(config.nodes);
+  }
   const node = nodeOf(config, req.node);
   if (req.gpuProbe && node.protected && !req.yes) {
     throw new PulseError('refused', `${req.node} is protected: status --gpu-probe starts a GPU container there and needs --yes`);
@@ -147,9 +164,12 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
   const gate = node.minMemAvailableGiB ?? config.minMemAvailableGiB;
   let session: NodeSession | null = null;
   const timeout = deps.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
+  const connectMs = Math.min(timeout, CONNECT_TIMEOUT_MS);
+  deps.onPhase?.(name, 'connect', connectMs);
   const opening = deps.open(targetOf(name, node));
   try {
-    session = await withTimeout(opening, Math.min(timeout, CONNECT_TIMEOUT_MS), `${name}: connect`);
+    session = await withTimeout(opening, connectMs, `${name}: connect`);
+    deps.onPhase?.(name, 'script', timeout);
     // The abort kills the script's process group on the node, not only the channel.
     const signal = AbortSignal.timeout(timeout);
     const result = await session.run('status', { env: statusInputs(node, httpSkip === null, req.healthRoute ?? true), signal });
@@ -171,6 +191,7 @@ export async function statusOfNode(config: NodesConfig, name: string, req: Statu
     await session?.close().catch(() => undefined);
   }
   if (req.gpuProbe && !probeWanted) s.gpuProbe = skippedProbe('protected node: the GPU probe needs --yes');
+  deps.onPhase?.(name, 'done', 0);
   return s;
 }
 
@@ -199,8 +220,6 @@ export async function collectStatus(config: NodesConfig, req: StatusRequest, dep
   const gateway = readEndpoints(deps.stateDir);
   for (const n of nodes) n.endpoint = gateway.endpoints.get(n.node) ?? null;
   if (gateway.note) notes.push(gateway.note);
-  const skipped = nodes.filter((n) => n.protected && req.gpuProbe && n.gpuProbe?.ran === false).map((n) => n.node);
-  if (skipped.length) notes.push(`GPU probe ran only on unprotected nodes; skipped: ${skipped.join(', ')} (name one with --node and add --yes)`);
   return judged({ version: STATUS_JSON_VERSION, allAnswered: nodes.every((n) => n.answered), allHealthy: false, nodes, notes });
 }
 

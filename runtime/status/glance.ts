@@ -4,6 +4,7 @@
  * duration format. table.ts lays them out.
  */
 import { duration, utc } from '../format.js';
+import { saysCancelled } from '../failures.js';
 import { answersHealthy, watchdogAgainst } from './verdict.js';
 import { estimateWords } from '../vllm/readiness-eta.js';
 import type { DeployInProgress, MemoryStatus, NodeStatus } from './types.js';
@@ -50,8 +51,8 @@ export function healthCell(s: NodeStatus, short = false): string {
 function failingCause(s: NodeStatus): string {
   const h = s.health;
   if (h.checked && h.httpStatus === 200 && h.healthRoute !== undefined && h.healthRoute !== 200) return `/health ${h.healthRoute || 'no answer'}`;
-  if (watchdogAgainst(s) !== null && (!h.checked || h.ok)) return 'watchdog';
-  if (h.httpStatus === 200 && !h.ok) return 'no model';
+  if (watchdogAgainst(s) !== null && (!h.checked || h.modelsOk)) return 'watchdog';
+  if (h.httpStatus === 200 && !h.modelsOk) return 'no model';
   return h.httpStatus === null ? 'no answer' : `HTTP ${h.httpStatus}`;
 }
 
@@ -67,15 +68,17 @@ export function healthWhy(s: NodeStatus): string | null {
       return s.error ?? 'the node did not answer';
     case 'failing': {
       const wd = watchdogAgainst(s);
-      if (h.checked && h.ok && h.healthRoute !== undefined && h.healthRoute !== 200) return h.detail ?? `GET /health answered ${h.healthRoute}`;
-      if (wd !== null && (!h.checked || h.ok)) return `the watchdog holds it down: ${wd}`;
+      if (h.checked && h.modelsOk && h.healthRoute !== undefined && h.healthRoute !== 200) return h.detail ?? `GET /health answered ${h.healthRoute}`;
+      if (wd !== null && (!h.checked || h.modelsOk)) return `the watchdog holds it down: ${wd}`;
       const answer = h.httpStatus === null ? 'no answer' : `HTTP ${h.httpStatus}`;
       const state = c && c.state !== 'running' ? ` (container ${c.state})` : '';
       return `/v1/models: ${answer}${h.detail ? ` (${h.detail})` : ''}${state}`;
     }
     case 'failed': {
       const l = s.lastDeploy;
-      const head = l ? `last ${l.action}${l.profile ? ` ${l.profile}` : ''} failed at ${utc(l.at)}${l.error ? `: ${l.error}` : ''}` : 'the last deploy failed';
+      // a cancel after the stop began marks the node failed too; its word stays "cancelled", as history and the exit say
+      const ended = saysCancelled(l?.error) ? 'was cancelled' : 'failed';
+      const head = l ? `last ${l.action}${l.profile ? ` ${l.profile}` : ''} ${ended} at ${utc(l.at)}${l.error ? `: ${l.error}` : ''}` : 'the last deploy failed';
       return answersHealthy(h) ? `${head}; a server answers, but pulse does not count a failed node as serving` : head;
     }
     case 'down': {

@@ -84,7 +84,7 @@ export function envOf(r: PulseRecord): EnvStatus {
 export function healthOf(r: PulseRecord | undefined, skipped: string | null, servedName: string): HealthStatus {
   const nodeSkip = str(r, 'skipped');
   if (skipped !== null || !r || nodeSkip !== null) {
-    return { checked: false, skipped: skipped ?? nodeSkip ?? 'no answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null };
+    return { checked: false, skipped: skipped ?? nodeSkip ?? 'no answer', httpStatus: null, ok: false, modelsOk: false, servedModels: [], maxModelLen: null, detail: null };
   }
   const code = num(r, 'httpStatus');
   const models = parseModels(str(r, 'body_b64'), servedName);
@@ -92,8 +92,9 @@ export function healthOf(r: PulseRecord | undefined, skipped: string | null, ser
   const route = num(r, 'healthRoute');
   // vLLM's /v1/models keeps answering 200 once the engine core died; only /health says so (503).
   const dead = code === 200 && route !== null && route !== 200 ? `GET /health ${route === 0 ? 'answered nothing' : `answered ${route}`}: the engine is not healthy (vLLM still answers /v1/models)` : null;
+  const modelsOk = code === 200 && models.ids.length > 0;
   return {
-    checked: true, skipped: null, httpStatus: code === 0 ? null : code, ok: code === 200 && models.ids.length > 0,
+    checked: true, skipped: null, httpStatus: code === 0 ? null : code, ok: modelsOk && (route === null || route === 200), modelsOk,
     servedModels: models.ids, maxModelLen: models.maxModelLen, detail: code === 0 ? (detail ?? 'no answer') : (dead ?? detail),
     ...(route === null ? {} : { healthRoute: route }),
   };

@@ -135,6 +135,9 @@ function whyLines(s: NodeStatus, endpointShown: boolean): string[] {
     // the ENDPOINT cell already says why (`disabled: loopback`)
   } else if (e?.fallback) out.push(said ? 'endpoint kept enabled by the fallback: the gateway rejects a model with no enabled endpoint' : `endpoint ${e.reason ?? 'kept enabled by the fallback'}`);
   else if (e && !e.enabled) out.push(said ? 'endpoint disabled (the reason above)' : `endpoint disabled: ${e.reason ?? 'no reason given'}`);
+  // --gpu-probe over the fleet: its result under the table (the fleet rows have no column for it)
+  const g = s.gpuProbe;
+  if (g) out.push(`gpu probe ${g.ran ? `exit ${g.exitCode}: ${g.line ?? probeLine(g.output, g.exitCode) ?? ''}` : `skipped: ${g.skipped ?? ''}`}`);
   const w = s.warnings;
   if (w.length > 0) out.push(`warning: ${w[0]}${w.length > 1 ? ` (+${w.length - 1} more: --node ${s.node})` : ''}`);
   return out;

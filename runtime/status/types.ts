@@ -85,7 +85,13 @@ export interface HealthStatus {
   /** Why no request was sent (--no-http, protected node without --yes, node unreachable). */
   skipped: string | null;
   httpStatus: number | null;
+  /**
+   * The server answers healthy: /v1/models 200 with a model AND, when it was asked, GET /health 200. One answer for
+   * a script reading `.health.ok`: vLLM keeps answering /v1/models with a dead engine, so that answer alone is not it.
+   */
   ok: boolean;
+  /** /v1/models answered 200 with at least one model (whatever /health said). */
+  modelsOk: boolean;
   servedModels: string[];
   maxModelLen: number | null;
   detail: string | null;

@@ -21,9 +21,9 @@ export function verdictOf(s: Signals): { verdict: HealthWord; healthy: boolean }
   return { verdict: word, healthy: !UNHEALTHY.has(word) };
 }
 
-/** /v1/models answered 200 with a model and /health (when asked) 200. */
+/** /v1/models answered 200 with a model and /health (when asked) 200 (HealthStatus.ok). */
 export function answersHealthy(h: NodeStatus['health']): boolean {
-  return h.checked && h.ok && (h.healthRoute === undefined || h.healthRoute === 200);
+  return h.checked && h.ok;
 }
 
 /** Why the watchdog holds the node unhealthy (its endpoint disabled, or healing given up), or null. */

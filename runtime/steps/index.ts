@@ -3,7 +3,7 @@
  * `bash -s`, which `up --dry-run` prints.
  */
 import type { DownPlan, UpPlan } from '../model/index.js';
-import { scriptText } from '../node/script.js';
+import { scriptOwnText, scriptText } from '../node/script.js';
 import { DOWN_STEPS, UP_STEPS } from './catalog.js';
 import { drainInputs } from './drain.js';
 import type { StepName } from '../node/types.js';
@@ -25,7 +25,10 @@ export type { StepOptions } from './run.js';
 export interface StepScript {
   step: StepName;
   title: string;
+  /** The exact text sent to `bash -s`. */
   script: string;
+  /** The same with one marker line for the shared prelude (node/script.ts scriptOwnText): the dry-run's text. */
+  own: string;
 }
 
 /** Placeholder deployId in the dry-run: the real one is the workflow's ID + run, known only at start. */
@@ -33,18 +36,19 @@ export const DRY_RUN_DEPLOY_ID = 'dry-run';
 
 /** The script of each step in order, exactly as the workflow sends it (start shows a placeholder deployId). */
 export function stepScripts(plan: UpPlan | DownPlan): StepScript[] {
-  if (plan.action === 'down') return [{ step: 'stop', title: DOWN_STEPS.stop.plan, script: scriptText('stop', stopInputs(plan)) }];
+  const one = (step: StepName, title: string, env: Record<string, string>): StepScript => ({ step, title, script: scriptText(step, env), own: scriptOwnText(step, env) });
+  if (plan.action === 'down') return [one('stop', DOWN_STEPS.stop.plan, stopInputs(plan))];
   const s = UP_STEPS;
   return [
-    { step: s.preflight.script, title: s.preflight.plan, script: scriptText(s.preflight.script, preflightInputs(plan)) },
-    { step: s.mkdir.script, title: s.mkdir.plan, script: scriptText(s.mkdir.script, mkdirInputs(plan)) },
+    one(s.preflight.script, s.preflight.plan, preflightInputs(plan)),
+    one(s.mkdir.script, s.mkdir.plan, mkdirInputs(plan)),
     // The drain runs only when a container serves (preflight says so) and the budget is not 0.
-    { step: s.drain.script, title: s.drain.plan, script: scriptText(s.drain.script, drainInputs({ recipe: plan.recipe, port: plan.expect.port, bind: plan.expect.bind, http: !plan.protected || plan.confirmed })) },
-    { step: s.stop.script, title: s.stop.plan, script: scriptText(s.stop.script, stopInputs(plan)) },
-    { step: s.memory.script, title: s.memory.plan.replace('{gate}', String(plan.memory.gateGiB)), script: scriptText(s.memory.script, memoryInputs(plan.memory.gateGiB)) },
-    { step: s.writeEnv.script, title: s.writeEnv.plan, script: scriptText(s.writeEnv.script, writeEnvInputs(plan)) },
-    { step: s.start.script, title: s.start.plan, script: scriptText(s.start.script, startInputs(plan, DRY_RUN_DEPLOY_ID)) },
-    { step: s.readiness.script, title: s.readiness.plan, script: scriptText(s.readiness.script, readinessInputs(plan)) },
-    { step: s.verify.script, title: s.verify.plan, script: scriptText(s.verify.script, verifyInputs(plan, null)) },
+    one(s.drain.script, s.drain.plan, drainInputs({ recipe: plan.recipe, port: plan.expect.port, bind: plan.expect.bind, http: !plan.protected || plan.confirmed })),
+    one(s.stop.script, s.stop.plan, stopInputs(plan)),
+    one(s.memory.script, s.memory.plan.replace('{gate}', String(plan.memory.gateGiB)), memoryInputs(plan.memory.gateGiB)),
+    one(s.writeEnv.script, s.writeEnv.plan, writeEnvInputs(plan)),
+    one(s.start.script, s.start.plan, startInputs(plan, DRY_RUN_DEPLOY_ID)),
+    one(s.readiness.script, s.readiness.plan, readinessInputs(plan)),
+    one(s.verify.script, s.verify.plan, verifyInputs(plan, null)),
   ];
 }

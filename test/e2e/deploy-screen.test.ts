@@ -99,7 +99,8 @@ test('item 8 at 80 columns: the wait says "of 45s" and a stall, and the error na
     assert.match(text, new RegExp(squash('✗ 7/9 readiness on simB \\(4\\ds\\): failed: the server did not answer GET /v1/models with 200 within 45 s; the server stuck at sizing the KV cache')));
     assert.match(text, new RegExp(squash('no change for \\d+ s \\(\\d+ probes; last answer')));
     assert.match(shown(s), /^up best on simB: FAILED at readiness \(cause above\), node failed$/m);
-    assert.equal(text.split(squash('the server stuck at')).length - 1, 1, `the cause once:\n${shown(s)}`);
+    // on its ✗ line, and again right above the verdict, which comes last (the ✗ line may be off a 24-row screen)
+    assert.equal(text.split(squash('the server stuck at')).length - 1, 2, `the cause on the ✗ line and above the verdict:\n${shown(s)}`);
   } finally {
     node.setControl({ holdPhase: false });
   }
@@ -127,8 +128,9 @@ test('item 3 at 120 columns: a crash while loading is "not ready" (exit 7), the 
   assert.match(text, /^↺ auto-rollback: FAILED, node failed$/m);
   assert.match(text, /^up best on simA: FAILED at readiness \(cause above\), node failed; the auto-rollback failed too \(see its section\)$/m);
   assert.match(text, /pulse model logs --node simA/);
-  // The cause: once for the up, once for the rollback's own readiness; never again in the closing line.
-  assert.equal(text.split('the server will not become ready').length - 1, 2, text);
+  // The cause: on the up's ✗ line and again right above the closing line (which comes last), once for the
+  // rollback's own readiness; never in the closing line itself.
+  assert.equal(text.split('the server will not become ready').length - 1, 3, text);
   // What goes back: the exact bytes the up replaced.
   assert.match(text, /to go back: pulse model rollback --node simA --to \S+\.env\.pulse-bak-\d{8}T\d{6}Z$/m);
   const st = await savedNodeState(dir, 'simA');

@@ -88,7 +88,7 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   assert.ok(r.stdout.includes(`to go back: pulse model rollback --node simB --to ${state.backupPath}`), r.stdout);
   // The way out, read from the node after the close: the container now (state, memory), the start log, the last
   // lines of the container's log, then the backup and the rollback command.
-  const block = r.stdout.slice(r.stdout.indexOf('FAILED'));
+  const block = r.stdout.slice(r.stdout.indexOf('✗ 7/9 readiness on simB'));
   const container = /^ {2}container vllm-qwen38: (still running, MemAvailable \d+\.\d of \d+\.\d GiB; it holds its memory until it stops: pulse model down --node simB|\w+.*MemAvailable \d+\.\d of \d+\.\d GiB)$/m;
   assert.match(block, container, block);
   assert.match(block, /^ {2}start log: \S+\/logs\/pulse-up-\d{8}T\d{6}Z\.log {2}\(pulse model logs --node simB --deploy\)$/m, block);
@@ -112,7 +112,7 @@ test('a never-ready node ends failed, endpoint disabled, with the backup path an
   assert.ok(f.message.length > 0 && !f.message.startsWith('readiness:'), f.message);
   // The cause once (issue 30 item 3): on the ✗ line, which the closing line points to.
   assert.ok(r.stdout.includes(`✗ 7/9 readiness on simB`) && r.stdout.includes(`: failed: ${f.message}`), `the message the text printed:\n${r.stdout}\n${f.message}`);
-  assert.match(block, /^FAILED at readiness \(cause above\), node failed$/m);
+  assert.match(block, /\ncause: readiness: .*\nup best on simB: FAILED at readiness \(cause above\), node failed\n/, block);
   assert.deepEqual(f.compensated, { nodeMarkedFailed: true, endpointDisabled: true });
   assert.equal(f.backupPath, state.backupPath);
   assert.equal(f.rollbackCommand, `pulse model rollback --node simB --to ${state.backupPath}`);

@@ -73,7 +73,7 @@ test('cancel on a protected node refuses without --yes (exit 4, before Temporal)
   }
   // An unprotected node needs no --yes (the refusal is the protected flag's, not cancel's).
   const none = await runCli(['model', 'cancel', '--node', 'open'], stack.env);
-  assert.match(none.stderr, /nothing to cancel: no deploy runs on open/);
+  assert.match(none.stdout, /nothing to cancel: no deploy runs on open/);
 });
 
 test('a deploy cancelled before its preflight ends prints the node as it is (it still serves), never "node down"', async () => {

@@ -100,25 +100,29 @@ describe('protected-node limits, smoke and the GPU probe on simulated nodes', ()
     assert.match(r.stdout, /smoke spark3: FAIL/);
   });
 
-  test('--gpu-probe refuses a protected --node without --yes; without --node it probes only unprotected nodes', async () => {
+  test('--gpu-probe refuses a protected node without --yes, also over the fleet; with --yes it probes every node and shows each result', async () => {
     const refused = await cli(['model', 'status', '--node', 'spark1', '--gpu-probe']);
     assert.equal(refused.code, 4);
     assert.match(refused.stderr, /spark1 is protected: status --gpu-probe .* needs --yes/);
     assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 0);
 
-    const all = await cli(['model', 'status', '--gpu-probe', '--no-http', '--json']);
+    // RUNTIME.md: the protected limits hold also when status has no --node: refused, nothing probed anywhere
+    const fleet = await cli(['model', 'status', '--gpu-probe', '--no-http']);
+    assert.equal(fleet.code, 4, fleet.stdout + fleet.stderr);
+    assert.match(fleet.stderr, /spark1 is protected: add --yes\n {2}or name the node with --node to probe only another node/);
+    assert.deepEqual(s.sim.nodes.map((n) => n.gpuProbeCalls().length), [0, 0, 0]);
+    const two = await cli(['model', 'status', '--node', 'spark2', '--gpu-probe', '--no-http', '--json']);
+    assert.equal(two.code, 0, two.stderr);
+    assert.equal((JSON.parse(two.stdout) as StatusReport).nodes[0]?.gpuProbe?.exitCode, 0);
+    const all = await cli(['model', 'status', '--gpu-probe', '--no-http', '--yes']);
     assert.equal(all.code, 0, all.stderr);
-    const report = JSON.parse(all.stdout) as StatusReport;
-    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 0, 'the protected node was not probed');
-    assert.equal(s.sim.node('spark2').gpuProbeCalls().length, 1);
-    assert.equal(s.sim.node('spark3').gpuProbeCalls().length, 1);
-    assert.match(report.notes.join('\n'), /GPU probe ran only on unprotected nodes; skipped: spark1/);
-    assert.deepEqual(report.nodes.map((n) => [n.node, n.gpuProbe?.ran]), [['spark1', false], ['spark2', true], ['spark3', true]]);
-    assert.equal(report.nodes[1]?.gpuProbe?.exitCode, 0);
+    assert.deepEqual(s.sim.nodes.map((n) => n.gpuProbeCalls().length), [1, 2, 1]);
+    // the fleet table shows each node's probe result under it
+    for (const n of ['spark1', 'spark2', 'spark3']) assert.match(all.stdout, new RegExp(`^${n} +gpu probe exit 0`, 'm'), all.stdout);
 
     const yes = await cli(['model', 'status', '--node', 'spark1', '--gpu-probe', '--yes', '--no-http']);
     assert.equal(yes.code, 0, yes.stderr);
-    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 1);
+    assert.equal(s.sim.node('spark1').gpuProbeCalls().length, 2);
     assert.match(yes.stdout, /gpu probe +exit 0/);
   });
 

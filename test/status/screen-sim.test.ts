@@ -93,7 +93,7 @@ describe('status on three simulated nodes: the truth, the endpoint, one screen',
     assert.equal(r.allHealthy, false);
     assert.equal(code, 7);
     const table = await cli(['model', 'status']);
-    assert.match(table.stdout.replace(/\n {8}/g, ' '), /^spark2 +failed: last up best failed at \S+: cancelled: .*a server answers, but pulse does not count a failed node as serving/m, table.stdout);
+    assert.match(table.stdout.replace(/\n {8}/g, ' '), /^spark2 +failed: last up best was cancelled at \S+: cancelled: .*a server answers, but pulse does not count a failed node as serving/m, table.stdout);
   });
 
   test('item 1 and 2: the watchdog disabled the endpoint: failing, ENDPOINT disabled with its reason', async () => {

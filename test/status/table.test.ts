@@ -50,7 +50,7 @@ test('KV cache: log first, then the saved value while a container exists, else n
 function report(): StatusReport {
   const n: NodeStatus = {
     node: 'spark1', protected: true, answered: false, error: `unreachable: ${'x'.repeat(300)}`, recipe: null, container: null, containers: [],
-    env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, servedModels: [], maxModelLen: null, detail: null },
+    env: null, health: { checked: false, skipped: 'not checked: the node did not answer', httpStatus: null, ok: false, modelsOk: false, servedModels: [], maxModelLen: null, detail: null },
     kvCache: { line: null, source: null, tokens: null, concurrency: null, concurrencyForTokens: null }, memory: null, gpuProcesses: null, lastDeploy: null, lastKnownGood: null, watchdog: null, deploy: null, lock: null, gpuProbe: null, endpoint: null, tunnel: null,
     verdict: 'unreachable', healthy: false, warnings: [`a long warning ${'word '.repeat(60)}`],
   };

@@ -106,7 +106,7 @@ test('pulse --help fits the commands on an 80x24 screen; exit codes and the envi
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.split('\n').length <= 24 + 10, `${args.join(' ')}: ${r.stdout.split('\n').length} lines`);
     assert.doesNotMatch(r.stdout, /^Exit codes:$|^Environment:$/m, args.join(' '));
-    assert.match(r.stdout, /Exit codes: pulse help exit-codes · environment variables: pulse help environment/);
+    assert.match(r.stdout, /Exit codes: pulse help exit-codes · environment: pulse help environment/);
   }
   const codes = await pulse(['help', 'exit-codes']);
   assert.equal(codes.code, 0, codes.stderr);

@@ -111,6 +111,27 @@ test('cli: dry-run prints the .env, every step script, the replacements and the 
   assert.deepEqual(readdirSync(sandbox), [], 'no file written (state dir, HOME)');
 });
 
+test('cli: dry-run prints the shared prelude once, each step\'s own part, and ends with the plan\'s summary', () => {
+  const r = pulse(['model', 'up', 'capture', '--node', 'spark2', '--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  const prelude = readFileSync(path.join(REPO_ROOT, 'runtime/scripts/prelude.sh'), 'utf8');
+  // every step sends the prelude first: printed once, as its own section, not once per step
+  assert.equal(r.stdout.split('\npulse_redact_output() {\n').length - 1, 1, 'the prelude is printed once');
+  assert.ok(r.stdout.includes(`sent first in every step's script below (${prelude.split('\n').length - 1} lines) ====\n${prelude}`));
+  const sections = r.stdout.split(/^==== /m).slice(1);
+  const steps = sections.filter((s) => /^step \d\. .*\[(?!publish)[a-z-]+\] ====\n/.test(s));
+  assert.equal(steps.length, 9);
+  for (const s of steps) assert.match(s, /^.* ====\n\{\n# ---- prelude: runtime\/scripts\/prelude\.sh, printed once above ----\n/);
+  // the summary is last, so it is what the screen shows when the dry-run ends (the notes inside it)
+  const last = sections.at(-1) ?? '';
+  assert.match(last, /^summary ====\ndry-run: up capture on spark2 \(ssh spark2\); nothing runs/);
+  assert.match(last, /^readiness: wait up to \d+ s for \/v1\/models on 127\.0\.0\.1:8001$/m);
+  assert.match(last, /^steps: preflight, mkdir, drain, stop, memory, write-env, start, readiness, verify, publish$/m);
+  assert.match(last, /NOTE: each request needs a unique cache_salt/);
+  const lines = r.stdout.split('\n').length;
+  assert.ok(lines < 2 * (prelude.split('\n').length + 1000), `${lines} lines`);
+});
+
 test('cli: an overlay conflict without --overlay-wins is a config error', () => {
   const r = pulse(['model', 'up', 'best', '--node', 'spark2', '--dry-run', '--overlay', path.join(REPO_ROOT, 'test/fixtures/overlays/wins')]);
   assert.equal(r.code, 3);

@@ -57,7 +57,7 @@ test('judge: /health not 200 is down though /v1/models serves the model (a dead 
 test('checkOf: the status record\'s healthRoute reaches the check; a status run that did not ask leaves it null', () => {
   const b64 = Buffer.from(JSON.stringify({ data: [{ id: 'qwen38', max_model_len: 262144 }] })).toString('base64');
   const asked = healthOf({ kind: 'health', httpStatus: 200, body_b64: b64, detail: '', healthRoute: 503 }, null, 'qwen38');
-  assert.equal(asked.ok, true);
+  assert.deepEqual([asked.modelsOk, asked.ok], [true, false], '/v1/models answered, the engine is dead: not ok');
   assert.equal(asked.healthRoute, 503);
   const plain = healthOf({ kind: 'health', httpStatus: 200, body_b64: b64, detail: '' }, null, 'qwen38');
   assert.equal('healthRoute' in plain, false, 'status JSON keeps its shape when /health was not asked');
