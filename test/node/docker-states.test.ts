@@ -8,6 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { openSession } from '../../runtime/node/connect.js';
@@ -20,6 +21,7 @@ import { PROFILE_IMAGE } from '../sim/paths.js';
 import { harness } from './helpers.js';
 import type { Harness } from './helpers.js';
 import { fullUp } from './suite.js';
+import { until } from '../helpers/until.js';
 
 let h: Harness;
 let s: NodeSession;
@@ -48,6 +50,12 @@ async function firstFailure(seen: ReadinessSeen | null = null): Promise<PulseErr
     await sleep(100);
   }
   assert.fail('readiness never failed');
+}
+
+/** No connection to the server on `port` holds unread bytes (Recv-Q 0 on its side); the sim nodes share this host's network. */
+function requestRead(port: number): boolean {
+  const lines = execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${port} )`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  return lines.length > 0 && lines.every((l) => l.trim().split(/\s+/)[0] === '0');
 }
 
 /** The port accepts a connection (vLLM listens only once it serves). */
@@ -145,7 +153,8 @@ describe('node steps on docker states and exits (ssh)', () => {
     try {
       await startServer(s, p, 'docker-loading-1');
       await untilState('running');
-      await sleep(300);
+      // The simulated vLLM answers SIGTERM as vLLM does from its first line on (test/sim/vllm.ts): once it has logged, it loads.
+      await until('the server logs its load', () => n.exec(`docker logs ${n.containerName} 2>&1 | head -c 1`).length > 0, 20_000, { everyMs: 50 });
       const r = await stopServer(s, p.recipe);
       assert.equal(r.exitCode, 130);
       assert.match(r.exitMeaning ?? '', /^exit 130: ended by SIGINT; vLLM exits so when SIGTERM comes while it still loads the model$/);
@@ -192,8 +201,10 @@ describe('node steps on docker states and exits (ssh)', () => {
       n.setControl({ failure: 'slow', slowMs: 15_000 });
       await startServer(s, p, 'docker-drain-1');
       for (let i = 0; i < 200 && !(await listening(n.vllmPort)); i++) await sleep(50);
-      n.exec(`(curl -s -m 90 http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
-      await sleep(500);
+      n.exec(`rm -f /tmp/pulse-drain-trace; (curl -s -m 90 --trace-ascii /tmp/pulse-drain-trace http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
+      // In flight: curl has sent it (its trace says so) and the server has read all of it.
+      const sent = (): boolean => n.exec('grep -c "=> Send header" /tmp/pulse-drain-trace 2>/dev/null || true').trim() !== '0';
+      await until('the server has read the request', () => sent() && requestRead(n.vllmPort), 20_000, { everyMs: 50 });
       const t0 = Date.now();
       const r = await stopServer(s, p.recipe);
       assert.ok(Date.now() - t0 >= 9000, `docker stop waited its 10 s: ${JSON.stringify({ ...r, raw: undefined })}`);
