@@ -201,9 +201,10 @@ describe('node steps on docker states and exits (ssh)', () => {
       n.setControl({ failure: 'slow', slowMs: 15_000 });
       await startServer(s, p, 'docker-drain-1');
       for (let i = 0; i < 200 && !(await listening(n.vllmPort)); i++) await sleep(50);
-      n.exec(`rm -f /tmp/pulse-drain-trace; (curl -s -m 90 --trace-ascii /tmp/pulse-drain-trace http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
+      const trace = `${n.paths.state}/drain-curl-trace`; // the sim's own dir: gone with the sim
+      n.exec(`rm -f ${trace}; (curl -s -m 90 --trace-ascii ${trace} http://127.0.0.1:${n.vllmPort}/health >/dev/null 2>&1 </dev/null &)`);
       // In flight: curl has sent it (its trace says so) and the server has read all of it.
-      const sent = (): boolean => n.exec('grep -c "=> Send header" /tmp/pulse-drain-trace 2>/dev/null || true').trim() !== '0';
+      const sent = (): boolean => n.exec(`grep -c "=> Send header" ${trace} 2>/dev/null || true`).trim() !== '0';
       await until('the server has read the request', () => sent() && requestRead(n.vllmPort), 20_000, { everyMs: 50 });
       const t0 = Date.now();
       const r = await stopServer(s, p.recipe);
