@@ -170,7 +170,9 @@ test('each node of a rollout drains before its stop', async () => {
   // then, simA released and stopped, simB's.
   for (const [n, stops] of [['simA', stopsA], ['simB', stopsB]] as const) {
     await until(`${n} draining`, () => metricsReads(n) > readsBefore[n], 120_000);
-    await new Promise((res) => setTimeout(res, 2000));
+    // Two more of its probes (not a fixed time) and still no stop: the drain waits on the request.
+    const seen = metricsReads(n);
+    await until(`two more drain probes on ${n}`, () => metricsReads(n) >= seen + 2, 60_000);
     assert.equal(sim!.node(n).stopShCalls().length, stops, `${n} is not stopped while its request runs`);
     release(n);
   }
@@ -191,9 +193,11 @@ test('a worker SIGKILLed during the drain: the drain resumes, then one stop, one
   const worker = backgroundWorkerPid(stateDir());
   assert.ok(worker !== null, 'the background worker runs the deploy');
   process.kill(worker, 'SIGKILL');
-  // The drain goes on on a new worker: still nothing stopped while the requests run.
-  await waitForOutput(run, /attempt 2|… draining: 2 running, 0 waiting, [1-9]\d*s/, 120_000).catch(() => undefined);
-  await new Promise((res) => setTimeout(res, 2000));
+  // The drain goes on on a new worker: a new background worker, then drain probes of its own (the dead worker's
+  // probes ended with its ssh link), and still nothing stopped while the requests run.
+  await until('a new background worker', () => ![null, worker].includes(backgroundWorkerPid(stateDir())), 120_000);
+  const seen = metricsReads('simA');
+  await until('the resumed drain probes the node', () => metricsReads('simA') >= seen + 2, 120_000);
   assert.equal(node.stopShCalls().length, stops, 'no stop while the requests run');
   release('simA');
   const r = await run.done;

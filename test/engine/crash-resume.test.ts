@@ -54,13 +54,14 @@ describe('crash-resume: SIGKILL of the worker during each of the nine steps', ()
   it('each deploy finishes up after the crash: one start.sh run, one backup, one .env write', { timeout: 300_000 }, async () => {
     // A server runs on every node first (datagen), so stop and the memory wait do real work in the crashed deploy.
     const w = await rig.worker();
-    await w.runUntil(Promise.all(NODES.map(async (n) => (await rig.start(rig.upPlan(n, 'datagen'))).result())));
+    // The crashed deploys' plans render a second after these (backup names have second resolution: a new stamp).
+    const t0 = Date.now();
+    await w.runUntil(Promise.all(NODES.map(async (n) => (await rig.start(rig.upPlan(n, 'datagen', { now: new Date(t0) }))).result())));
     await w.connection.close();
     const startsBefore = new Map(NODES.map((n) => [n, rig.sim.node(n).startShCalls().length]));
-    await new Promise((r) => setTimeout(r, 1100)); // the next plan gets a new stamp (second resolution)
 
     const first = spawnWorker(HOLDS);
-    const plans = new Map<string, UpPlan>(NODES.map((n) => [n, rig.upPlan(n, 'best')]));
+    const plans = new Map<string, UpPlan>(NODES.map((n) => [n, rig.upPlan(n, 'best', { now: new Date(t0 + 1000) })]));
     const handles = await Promise.all(NODES.map((n) => rig.start(plans.get(n) as UpPlan)));
     await until('every node to hold its step', () => NODES.every((n) => existsSync(path.join(dir, `held-${n}`))), 120_000);
     first.kill('SIGKILL');

@@ -33,7 +33,8 @@ export interface Rig {
   stateDir: string;
   nodesJson: string;
   client: Client;
-  upPlan(node: string, profile: string, over?: { timeoutS?: number; restart?: boolean }): UpPlan;
+  /** `over.now`: the render time, so the stamp (the backup's name, second resolution) of each plan can be told apart. */
+  upPlan(node: string, profile: string, over?: { timeoutS?: number; restart?: boolean; now?: Date }): UpPlan;
   downPlan(node: string): DownPlan;
   /** Start a deploy as the CLI does: its input (an up: UpStart), workflow ID = the node lock, search attributes, static summary. */
   start(plan: UpPlan | DownPlan): ReturnType<Client['workflow']['start']>;
@@ -77,8 +78,8 @@ export async function startRig(nodes: SimOptions['nodes'], simOpts: Partial<SimO
 function helpers(stateDir: string, nodesJson: string, client: Client, server: RigServer, sim: Sim) {
   const inputs = loadInputs({ nodes: nodesJson });
   return {
-    upPlan(node: string, profile: string, over: { timeoutS?: number; restart?: boolean } = {}): UpPlan {
-      return buildUpPlan(inputs.config, inputs.profiles, { profile, node, overlay: null, overlayWins: false, yes: true, restart: over.restart ?? false, timeoutS: over.timeoutS }, new Date());
+    upPlan(node: string, profile: string, over: { timeoutS?: number; restart?: boolean; now?: Date } = {}): UpPlan {
+      return buildUpPlan(inputs.config, inputs.profiles, { profile, node, overlay: null, overlayWins: false, yes: true, restart: over.restart ?? false, timeoutS: over.timeoutS }, over.now ?? new Date());
     },
     downPlan(node: string): DownPlan {
       return buildDownPlan(inputs.config, { node, yes: true }, new Date());

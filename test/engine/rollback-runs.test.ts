@@ -37,14 +37,15 @@ describe('real rollback runs on the dev server and the simulator', () => {
     const node = rig.sim.node('spark1');
     await w.runUntil(async () => {
       // datagen, then best: best's write backs up datagen's .env (pulse wrote it: it passes the header check).
-      for (const profile of ['datagen', 'best']) {
-        const r = (await (await rig.start(rig.upPlan('spark1', profile))).result()) as DeployResult;
+      // Each render a second apart (backup names have second resolution): the rollback's stamp differs from best's.
+      const t0 = Date.now();
+      for (const [k, profile] of ['datagen', 'best'].entries()) {
+        const r = (await (await rig.start(rig.upPlan('spark1', profile, { now: new Date(t0 + k * 1000) }))).result()) as DeployResult;
         assert.equal(r.ok, true, r.error ?? '');
       }
       const backup = path.join(path.dirname(node.envPath), rig.backups('spark1').sort().at(-1) ?? '');
       const datagenEnv = readFileSync(backup, 'utf8');
-      await new Promise((r) => setTimeout(r, 1100)); // the rollback's stamp differs from best's (second resolution)
-      const request: RollbackRequest = { action: 'rollback', version: 1, node: 'spark1', backup, confirmed: true, force: false, renderedAt: utc(new Date()), undid: null, timeoutS: null };
+      const request: RollbackRequest = { action: 'rollback', version: 1, node: 'spark1', backup, confirmed: true, force: false, renderedAt: utc(new Date(t0 + 2000)), undid: null, timeoutS: null };
       const h1 = await rig.client.workflow.start(ROLLBACK_WORKFLOW, {
         args: [request], taskQueue: TASK_QUEUE, workflowId: workflowIdFor('spark1'),
         typedSearchAttributes: [{ key: SA_NODE, value: 'spark1' }, { key: SA_ACTION, value: 'rollback' }], staticSummary: 'rollback on spark1',
@@ -58,7 +59,7 @@ describe('real rollback runs on the dev server and the simulator', () => {
       assert.equal(nodeState(rig, 'spark1').profile, 'datagen');
 
       node.setFailure('never-ready');
-      const plan = { ...rig.upPlan('spark1', 'best', { timeoutS: 6 }), autoRollback: true };
+      const plan = { ...rig.upPlan('spark1', 'best', { timeoutS: 6, now: new Date(t0 + 3000) }), autoRollback: true };
       const starting = node.startShCalls().length;
       const h2 = await rig.start(plan);
       // The simulated vLLM reads its control at start, before it logs its args: once the up's server logged them,

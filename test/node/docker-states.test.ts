@@ -147,7 +147,8 @@ describe('node steps on docker states and exits (ssh)', () => {
     try {
       await startServer(s, p, 'docker-loading-1');
       await untilState('running');
-      await sleep(300);
+      // The simulated vLLM answers SIGTERM as vLLM does from its first line on (test/sim/vllm.ts): once it has logged, it loads.
+      await until('the server logs its load', () => n.exec(`docker logs ${n.containerName} 2>&1 | head -c 1`).length > 0, 20_000, { everyMs: 50 });
       const r = await stopServer(s, p.recipe);
       assert.equal(r.exitCode, 130);
       assert.match(r.exitMeaning ?? '', /^exit 130: ended by SIGINT; vLLM exits so when SIGTERM comes while it still loads the model$/);

@@ -12,13 +12,13 @@ import { openSession } from '../../runtime/node/connect.js';
 import type { NodeSession } from '../../runtime/node/types.js';
 import { nodeLock, type LockOwner } from '../../runtime/steps/index.js';
 import { harness, type Harness } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 let h: Harness;
 let s: NodeSession;
 let s3: NodeSession;
 const A: LockOwner = { deployId: 'pulse-model-spark2/run-a', host: 'controller-a', action: 'up', leaseS: 120 };
 const B: LockOwner = { deployId: 'pulse-model-spark2/run-b', host: 'controller-b', action: 'down', leaseS: 120 };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   h = await harness(['spark2', 'spark3']);
@@ -63,16 +63,21 @@ test('one holder: a second deploy is refused naming the holder (deploy, controll
   assert.equal(shown?.live, false);
 });
 
+/** Until the node's own clock has passed the lock's `until` (show judges it, with the node's `date +%s`). */
+async function staleOnNode(dir: string): Promise<void> {
+  await until('the lease runs out on the node\'s clock', async () => (await nodeLock(s, 'show', dir, null))?.live === false, 10_000, { everyMs: 200 });
+}
+
 test('the lease: stale without renewal, then anyone may take it; the old holder learns it lost the lock, also after a release', async () => {
   const dir = h.sim.node('spark2').recipeDir;
   const short = { ...A, leaseS: 2 };
   await nodeLock(s, 'acquire', dir, short);
   await refusal(nodeLock(s, 'acquire', dir, B));
-  await sleep(3100); // the node's clock passes `until`
-  assert.equal((await nodeLock(s, 'show', dir, null))?.live, false);
+  await staleOnNode(dir);
   // Stale but not taken: the holder's renewal still works (nobody else touched the node).
   await nodeLock(s, 'renew', dir, short);
-  await sleep(3100);
+  assert.equal((await nodeLock(s, 'show', dir, null))?.live, true, 'the renewal made it live again');
+  await staleOnNode(dir);
   const b = await nodeLock(s, 'acquire', dir, B);
   assert.equal(b?.deployId, B.deployId);
   assert.match(await refusal(nodeLock(s, 'renew', dir, short)), /lost its lock \(its lease ran out\); now held by deploy pulse-model-spark2\/run-b from controller controller-b \(down\)/);

@@ -9,6 +9,8 @@ import { sampleMemory } from '../../runtime/steps/index.js';
 import { harness } from './helpers.js';
 import { until } from '../helpers/until.js';
 import type { Harness } from './helpers.js';
+import type { NodeSession } from '../../runtime/node/types.js';
+import type { SimNode } from '../sim/index.js';
 
 let h: Harness;
 const spark2 = { name: 'spark2', host: 'ssh' as const, ssh: 'spark2' };
@@ -113,7 +115,7 @@ test('ssh-agent auth: a config without a usable IdentityFile logs in with the ag
 
 test('NodePool keeps one connection per node, reconnects after a drop, closes idle ones', async () => {
   process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
-  const pool = new NodePool({ idleMs: 200 });
+  const pool = new NodePool({ idleMs: 2000 }); // longer than the gap between two steps on a loaded machine; the close is awaited below
   try {
     const s2 = pool.session(spark2);
     const s3 = pool.session({ name: 'spark3', host: 'ssh', ssh: 'spark3' });
@@ -135,8 +137,7 @@ test('NodePool keeps one connection per node, reconnects after a drop, closes id
     assert.ok(ok);
     assert.equal(pool.connectionsOpened, 3, 'a new connection after the drop');
 
-    await new Promise((r) => setTimeout(r, 500));
-    assert.equal(pool.liveConnections, 0, 'idle connections are closed');
+    await until('idle connections are closed', () => pool.liveConnections === 0, 10_000, { everyMs: 25 });
   } finally {
     await pool.closeAll();
   }
@@ -175,7 +176,24 @@ function nodeShells(node: { address: string; sshPort: number }): number[] {
 }
 
 // issue 28's user-view figures: each step waited 16-26 ms for its exec channel (sshd's fork, the login shell, bash).
-test('the worker\'s warm pool keeps one bash -s started ahead: the next step takes it, a spare that died is never handed a script, closeAll ends it', async () => {
+test('the worker\'s warm pool keeps one bash -s started ahead: the next step takes it, closeAll ends it', async () => {
+  await withSpare(async () => undefined);
+});
+
+// No wait between the kill and the step: the pool has not seen the spare's channel close yet (sshd has not even
+// reaped the shell), the very case a wait for the close would remove.
+test('a spare that died just now, its close not yet seen by the pool, is never handed a script', {
+  todo: 'the pool hands the script to the dead spare: the step fails "killed by SIGKILL" (runtime/node/warm.ts trusts Channel.ended, which the close has not set yet)',
+}, async () => {
+  await withSpare(async (s2, node, pool) => {
+    for (const pid of nodeShells(node)) process.kill(pid, 'SIGKILL'); // the spare dies (an admin, the OOM killer)
+    await assert.doesNotReject(sampleMemory(s2, 1), 'the step runs in a new shell, at the first try');
+    assert.equal(pool.connectionsOpened, 1, 'on the same connection');
+  });
+});
+
+/** A warm pool on spark2 whose spare has taken one step and whose next spare waits; `then` runs; closeAll ends it. */
+async function withSpare(then: (s2: NodeSession, node: SimNode, pool: NodePool) => Promise<void>): Promise<void> {
   process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
   const node = h.sim.node('spark2');
   const pool = new NodePool({ warm: true });
@@ -186,13 +204,9 @@ test('the worker\'s warm pool keeps one bash -s started ahead: the next step tak
     const [spare] = nodeShells(node);
     await sampleMemory(s2, 1); // runs in the spare; the next one starts
     await until('the spare took the step and a new one waits', () => nodeShells(node).length === 1 && nodeShells(node)[0] !== spare, 5000, { everyMs: 25 });
-    for (const pid of nodeShells(node)) process.kill(pid, 'SIGKILL'); // the spare dies (an admin, the OOM killer)
-    await until('the dead spare is gone', () => nodeShells(node).length === 0, 5000, { everyMs: 25 });
-    await new Promise((r) => setTimeout(r, 200)); // its channel's close reaches the pool
-    await assert.doesNotReject(sampleMemory(s2, 1), 'the step runs in a new shell, at the first try');
-    assert.equal(pool.connectionsOpened, 1, 'on the same connection');
+    await then(s2, node, pool);
   } finally {
     await pool.closeAll();
   }
   await until('no shell is left on the node after closeAll', () => nodeShells(node).length === 0, 5000, { everyMs: 25 });
-});
+}
