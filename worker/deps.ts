@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { WorkerFilesSource } from '../activities/authority.js';
 import { loadNodesConfig } from '../runtime/config/nodes.js';
 import { loadProfiles } from '../runtime/config/profiles.js';
+import type { Profile } from '../runtime/config/profile.js';
 import { PulseError } from '../runtime/errors.js';
 import { NodePool } from '../runtime/node/connect.js';
 import { profilesDir, resolveNodesPath } from '../runtime/state/paths.js';
@@ -65,13 +66,29 @@ function ownNodes(file: string): ReturnType<typeof loadNodesConfig> {
 export function fileSource(nodesPath = resolveNodesPath(undefined), profiles = profilesDir()): WorkerFilesSource {
   return {
     load() {
-      const loaded = loadProfiles(profiles);
-      const profileMtimeMs = new Map<string, number>();
-      for (const name of loaded.keys()) {
-        const m = mtimeMs(path.join(profiles, `${name}.env`));
-        if (m !== null) profileMtimeMs.set(name, m);
-      }
-      return { config: ownNodes(nodesPath), profiles: loaded, nodesMtimeMs: mtimeMs(nodesPath), profileMtimeMs };
+      // The profiles are read when an activity asks for them, not before: a down, a stop or a drain names no profile,
+      // and a profile the loader refuses (a typo, a recipe key left out) must not keep a node from being taken down.
+      let part: { profiles: Map<string, Profile>; profileMtimeMs: Map<string, number> } | null = null;
+      const profilePart = (): NonNullable<typeof part> => {
+        if (part) return part;
+        const loaded = loadProfiles(profiles);
+        const profileMtimeMs = new Map<string, number>();
+        for (const name of loaded.keys()) {
+          const m = mtimeMs(path.join(profiles, `${name}.env`));
+          if (m !== null) profileMtimeMs.set(name, m);
+        }
+        return (part = { profiles: loaded, profileMtimeMs });
+      };
+      return {
+        config: ownNodes(nodesPath),
+        nodesMtimeMs: mtimeMs(nodesPath),
+        get profiles() {
+          return profilePart().profiles;
+        },
+        get profileMtimeMs() {
+          return profilePart().profileMtimeMs;
+        },
+      };
     },
   };
 }

@@ -5,7 +5,7 @@
  * operator profile that leaves a key unset, kept in the worker's folder from before the rule, refuses every `down` of
  * the fleet, though a down names no profile at all: `pulse model down --node spark2` against such a worker ends
  * "FAILED at check ... mine.env: MAX_MODEL_LEN is not set", exit 3, the server still running. An unrelated profile
- * must not keep an operator from stopping a node. (Fails today: this test documents the defect.)
+ * must not keep an operator from stopping a node: the worker reads its profiles only when an activity needs them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
