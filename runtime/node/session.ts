@@ -66,8 +66,22 @@ export class TransportSession implements NodeSession {
     return this.transport.drift(target);
   }
 
-  /** Run one step script; resolves with its typed result (any exit code), rejects on transport failure or abort. */
+  /**
+   * Run one step script; resolves with its typed result (any exit code), rejects on transport failure or abort. A
+   * shell started ahead (runtime/node/warm.ts) that died before the script began (no record at all: the prelude's
+   * first line is its pgid record, before it changes anything) gets the script again once, in a new shell: it can
+   * die after the pool looked at it and before its close arrives.
+   */
   async run(step: StepName, opts: RunOptions = {}): Promise<RemoteResult> {
+    const first = await this.runOnce(step, opts);
+    if (first !== null) return first;
+    const again = await this.runOnce(step, opts, false);
+    if (again === null) throw new PulseError('unreachable', `${this.target.name}: step ${step}: the shell ended before the script began, twice`);
+    return again;
+  }
+
+  /** One run in one shell; null when that shell was started ahead and died before the script began (and `retry`). */
+  private async runOnce(step: StepName, opts: RunOptions, retry = true): Promise<RemoteResult | null> {
     const text = scriptText(step, opts.env ?? {});
     if (opts.signal?.aborted) throw abortError(this.target, step, opts.signal);
     const started = Date.now();
@@ -95,12 +109,20 @@ export class TransportSession implements NodeSession {
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     ch.stdin.end(text);
+    const diedBeforeStart = async (): Promise<boolean> => retry && !aborted && ch.startedAhead === true && (await out.pgid) === null;
     try {
-      const ended = await Promise.race([ch.done.then((v) => v, (e: unknown) => (aborted ? abortDone : Promise.reject(e))), abortDone]);
+      let ended: Awaited<typeof ch.done> | null;
+      try {
+        ended = await Promise.race([ch.done.then((v) => v, (e: unknown) => (aborted ? abortDone : Promise.reject(e))), abortDone]);
+      } catch (e) {
+        if (await diedBeforeStart()) return null;
+        throw e;
+      }
       if (aborted || ended === null) {
         await abortDone;
         throw abortError(this.target, step, opts.signal as AbortSignal);
       }
+      if (await diedBeforeStart()) return null;
       const { code, signal } = ended;
       return {
         node: this.target.name, step, exitCode: code, signal, records: out.records,

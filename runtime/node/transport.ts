@@ -17,6 +17,8 @@ export interface Channel {
    * handed a script.
    */
   ended(): boolean;
+  /** Set on a shell started ahead of its step (runtime/node/warm.ts), which may have died unseen before its script. */
+  startedAhead?: boolean;
 }
 
 /** A live link to one node. */

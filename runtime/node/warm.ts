@@ -36,6 +36,8 @@ export class WarmTransport implements Transport {
       ch.kill();
       ch = null;
     }
+    // A spare can still die unseen between this look and its script: the session runs the script again if it did.
+    if (ch) ch.startedAhead = true;
     ch ??= await this.inner.exec();
     this.prime();
     return ch;
