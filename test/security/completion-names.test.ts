@@ -30,7 +30,7 @@ const HOSTILE = [
   '.env.pulse-bak-20261201T101500Z$(touch PWNED3)',
   '.env.pulse-bak-*',
   '.env.pulse-bak-a b',
-  // NL-CASE
+  '.env.pulse-bak-20261201T101500Z\n.env.pulse-bak-20261202T000000Z',
 ];
 
 test('TAB after rollback --to: hostile backup names on the node never run, in bash and zsh; only write-env\'s names are offered', () => {
