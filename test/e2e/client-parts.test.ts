@@ -43,16 +43,17 @@ test('without a TTY a wait line is printed when its phase starts, then at most o
   assert.deepEqual(out.text.trim().split('\n').map((l) => /probe (\d+)/.exec(l)?.[1]), ['1', '61']);
 });
 
-test('a failed result shows the error, warnings, the backup path and the rollback command', () => {
+test('a failed result shows the warnings, the backup path and the rollback command, then the verdict last', () => {
   const out = sink(false);
   const r: DeployResult = {
     ok: false, node: 'n', action: 'up', profile: 'best', mode: 'full', state: 'failed', backupPath: '/r/.env.pulse-bak-1',
     rollbackCommand: 'pulse model up datagen --node n', error: 'readiness: not ready', warnings: ['w1'], clientNotes: ['note'], steps: [],
   };
   new ProgressPrinter(out).outcome({ kind: 'closed', status: 'failed', result: r, error: 'readiness: not ready', errorType: 'DeployFailed' }, 'up best on n');
+  // The verdict is the last line, so at 80x24 it is on screen when the command returns.
   assert.equal(out.text, [
-    'up best on n: FAILED, node failed: readiness: not ready', '  warning: w1', '  pulse-client: note',
-    '  backup of the previous .env: /r/.env.pulse-bak-1', '  to go back: pulse model rollback --node n --to /r/.env.pulse-bak-1', '',
+    '  warning: w1', '  pulse-client: note', '  backup of the previous .env: /r/.env.pulse-bak-1',
+    '  to go back: pulse model rollback --node n --to /r/.env.pulse-bak-1', 'up best on n: FAILED, node failed: readiness: not ready', '',
   ].join('\n'));
 });
 
