@@ -589,6 +589,23 @@ pulse_docker_answers() {
   return 1
 }
 
+# pulse_docker_alive: false when the daemon did not answer `docker version` within the bound (a frozen daemon; the
+# answer is kept, as pulse_docker keeps it); true when it answered, or refused at once (that is not a hang).
+pulse_docker_alive() {
+  local rc=0
+  pulse_docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || rc=$?
+  ((rc != 124))
+}
+
+# pulse_kill_tree PID: SIGKILL a process and everything it started (children first, the parent stopped meanwhile so
+# it starts no more); for a script of the recipe's that this step started and must end.
+pulse_kill_tree() {
+  local child
+  kill -STOP "$1" 2>/dev/null || return 0
+  for child in $(pgrep -P "$1" 2>/dev/null); do pulse_kill_tree "$child"; done
+  kill -KILL "$1" 2>/dev/null || true
+}
+
 # The `docker` record says whether the daemon was silent (timedOut: it did not answer within the bound), so pulse
 # does not retry the step: each attempt would wait the bound again with the node's lock held.
 pulse_fail_docker_down() {

@@ -59,8 +59,25 @@ if [[ $was == true && -n ${PULSE_PORT:-} ]]; then
 fi
 
 # stop.sh output is log, not records: it goes to stderr so it can never forge an @pulse line.
+# The recipe's stop.sh calls docker itself, with no bound: while it runs, the daemon is asked for its version every
+# 2 s (pulse_docker, within the bound); a daemon that does not answer ends the recipe's script and all it started,
+# and the step fails docker-down instead of waiting on a frozen daemon until the step's timeout, the lock held.
 rc=0
-(cd "$PULSE_RECIPE_DIR" && env -i HOME="${HOME:-/}" PATH="$PATH" bash "$stop" </dev/null 1>&2) || rc=$?
+(cd "$PULSE_RECIPE_DIR" && exec env -i HOME="${HOME:-/}" PATH="$PATH" bash "$stop" </dev/null 1>&2) &
+recipe=$!
+asked=${EPOCHSECONDS}
+while kill -0 "$recipe" 2>/dev/null; do
+  if ((EPOCHSECONDS - asked >= 2)); then
+    if ! pulse_docker_alive; then
+      pulse_kill_tree "$recipe"
+      wait "$recipe" 2>/dev/null || true
+      pulse_fail_docker_down "stop: the recipe's $PULSE_RECIPE_STOP was ended while it waited on docker"
+    fi
+    asked=${EPOCHSECONDS}
+  fi
+  sleep 0.1
+done
+wait "$recipe" || rc=$?
 
 # What is left: wait out a removal in progress, remove anything else (a dead one again), for up to 10 s.
 now=absent
