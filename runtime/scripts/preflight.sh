@@ -105,6 +105,7 @@ if [[ $have_docker == true && $docker_down == false ]]; then
   # One inspect call (each docker call costs time on a busy node). The separators are real tabs: docker inspect,
   # unlike docker ps, does not turn a written \t into one.
   fmt=$'{{.State.Running}}\t{{.State.Status}}\t{{.Config.Image}}\t{{.State.StartedAt}}'
+  info='' # set by pulse_docker_to
   if pulse_docker_to info container inspect --format "$fmt" "$PULSE_CONTAINER"; then
     IFS=$'\t' read -r running status image started <<<"$(head -n 1 <<<"$info")"
     pulse_record container name="$PULSE_CONTAINER" running:="$running" status="$status" image="$image" startedAt="$started"

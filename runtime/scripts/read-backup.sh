@@ -9,6 +9,7 @@
 # its text), current{exists,b64}.
 # The copy holds the backup's secret lines: a private file with no name on disk (prelude pulse_private_file), so no
 # end of the step, a SIGKILL of its process group included, leaves it on the node.
+_rb_tmp='' # set by pulse_private_file
 pulse_private_file _rb_tmp
 f=$PULSE_BACKUP_PATH
 if [[ ! -e $f && ! -L $f ]]; then
@@ -16,6 +17,7 @@ if [[ ! -e $f && ! -L $f ]]; then
 elif ! why=$(pulse_copy_regular "$f" "$_rb_tmp"); then
   pulse_record backup exists:=true refused="$why" b64= secretLines:=0
 else
+  secrets='' # set by pulse_env_secrets_to
   pulse_env_secrets_to secrets "$_rb_tmp" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     [[ $what == bad ]] && pulse_record problem line:="$a" key="$b" why="$why"

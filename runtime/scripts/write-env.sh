@@ -38,6 +38,7 @@ if [[ -n ${PULSE_RESTORE_FROM:-} ]]; then
   # One private copy, checked as read-backup checked the file (a regular file pulse wrote, its secret lines ones
   # pulse carries, its public text the plan's): what is checked is what is restored, whatever happens to $src now.
   why=$(pulse_copy_regular "$src" "$tmp") || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src: $why; the .env is unchanged"
+  secrets='' # set by pulse_env_secrets_to
   pulse_env_secrets_to secrets "$tmp" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     [[ $what != bad ]] || pulse_fail "$PULSE_EXIT_REFUSED" "backup $src:$a: $b: $why; pulse does not restore it (the .env is unchanged)"
@@ -51,6 +52,7 @@ fi
 if [[ -f $target && -z ${PULSE_RESTORE_FROM:-} ]]; then
   # The prelude's .env parser decides what is carried (the rule preflight checked): one normalised line per secret.
   # A line it cannot carry fails here too (the file changed since preflight), before the old .env is replaced.
+  secrets='' # set by pulse_env_secrets_to
   pulse_env_secrets_to secrets "$target" || pulse_fail "$PULSE_EXIT_PRECONDITION" "$PULSE_ENV_UNREAD"
   while IFS=$'\t' read -r what a b why; do
     case $what in
