@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 name=${1:?batch name}
 files=${2:?comma-separated files to mutate}
 start=$(date +%s)
-nice -n 10 npx stryker run bench/stryker.conf.json --concurrency 1 --mutate "$files" --incrementalFile ".stryker-tmp/incremental-$name.json"
+nice -n 10 npx stryker run bench/stryker.conf.json --concurrency 1 --mutate "$files" --incrementalFile "reports/stryker-incremental-$name.json"
 end=$(date +%s)
 node -e '
   const fs = require("node:fs");
