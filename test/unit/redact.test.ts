@@ -4,8 +4,11 @@
  * key. Written from the mutation report (bench/mutation.md): no unit test reached it before.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
-import { isSecretKey, redactSecrets, SECRET_KEYS } from '../../runtime/secrets.js';
+import { isSecretKey, redactSecrets, SECRET_COMMENT_MARK, SECRET_KEYS, SECRET_LINE_MARK, SECRET_OTHER_MARK } from '../../runtime/secrets.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 test('redactSecrets: every KEY=value of a secret key, anywhere in the text and each time, keeps its key and loses its value', () => {
   assert.equal(redactSecrets('HF_TOKEN=hf_abc'), 'HF_TOKEN=<redacted>');
@@ -26,4 +29,12 @@ test('isSecretKey: exactly the three keys', () => {
   assert.deepEqual([...SECRET_KEYS].sort(), ['API_KEY', 'HF_TOKEN', 'VLLM_API_KEY']);
   for (const k of SECRET_KEYS) assert.equal(isSecretKey(k), true, k);
   for (const k of ['MY_API_KEY', 'HF_TOKENS', 'api_key', '', 'PORT']) assert.equal(isSecretKey(k), false, k);
+});
+
+test('the node and the controller share the secret keys and the public-text markers (prelude.sh prints them, restore and status read them)', () => {
+  const prelude = readFileSync(path.join(REPO_ROOT, 'runtime', 'scripts', 'prelude.sh'), 'utf8');
+  const printed = [...prelude.matchAll(/print "((?:# )?@@PULSE_SECRET_[A-Z]+@@)"/g)].map((m) => m[1]);
+  assert.deepEqual(printed.sort(), [SECRET_COMMENT_MARK, SECRET_LINE_MARK, SECRET_OTHER_MARK].sort(), 'the markers prelude.sh public mode prints');
+  const named = /function names_secret\([^)]*\) \{[^}]*?\(((?:[A-Z_]+\|)+[A-Z_]+)\)/.exec(prelude);
+  assert.deepEqual(named?.[1]?.split('|'), [...SECRET_KEYS], 'the keys prelude.sh names_secret matches');
 });

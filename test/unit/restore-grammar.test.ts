@@ -76,8 +76,10 @@ test('restore grammar: the values of a rendered backup are the ones its up wrote
 
 test('restore grammar: blank lines, comments and the node\'s secret markers are skipped; the assignment forms bash reads alike', () => {
   const text = [SECRET_LINE_MARK, SECRET_COMMENT_MARK, '', '   ', '\t# indented comment', '# c', 'export A=1', 'export\tB="two words"',
-    "C='x:y'", 'D=', 'E="" # a comment', 'F=w   ', 'g_lower=1', 'H=v\t# tab comment', '_I=@+%,=.-/'].join('\n');
-  assert.deepEqual(valuesOf(`${text}\n`), { A: '1', B: 'two words', C: 'x:y', D: '', E: '', F: 'w', g_lower: '1', H: 'v', _I: '@+%,=.-/' });
+    "C='x:y'", 'D=', 'E="" # a comment', 'F=w   ', 'g_lower=1', 'H=v\t# tab comment', '_I=@+%,=.-/',
+    // bash reads any run of blanks after `export` and before a comment as one
+    'export  \tJ=2', 'K=3 \t  # spaced comment'].join('\n');
+  assert.deepEqual(valuesOf(`${text}\n`), { A: '1', B: 'two words', C: 'x:y', D: '', E: '', F: 'w', g_lower: '1', H: 'v', _I: '@+%,=.-/', J: '2', K: '3' });
 });
 
 test('restore grammar: a line bash would run otherwise is refused by number, never quoted', () => {
@@ -132,6 +134,9 @@ test('restore plan: a backup of best is the plan of an up of best, with the back
   assert.equal(restore({ timeoutS: 77 }).readiness.timeoutS, 77);
   const local = restore({ node: 'spark1', text: rendered('best', 'spark1') });
   assert.deepEqual(local.target, { name: 'spark1', host: 'local' });
+  const capture = buildUpPlan(config, profiles, { profile: 'capture', node: 'spark2', overlay: null, overlayWins: false, yes: false, restart: false }, NOW);
+  assert.ok(capture.clientNotes.length > 0, 'capture has client notes');
+  assert.deepEqual(restore({ text: capture.env.text }).clientNotes, capture.clientNotes, 'the notes of the backup\'s profile');
   assert.equal(local.protected, true);
   assert.equal(local.memory.gateGiB, config.minMemAvailableGiB, 'a node without its own gate has the fleet\'s');
 });
@@ -209,6 +214,10 @@ test('restore plan: a recipe no runnable profile uses is never restored, named w
   const bare = dual.split('\n').filter((l) => !l.startsWith('# pulse-')).join('\n');
   assert.equal(refusal(() => restore({ node: 'spark1', backup, text: bare, force: true })),
     `backup ${backup}: recipe qwen38-dual is render-only (its profiles tp2 are): pulse never runs it; nothing was stopped`);
+  const tp2 = profiles.get('tp2');
+  assert.ok(tp2);
+  const two = new Map([...profiles, ['tp2b', { ...tp2, name: 'tp2b' }]]);
+  assert.match(refusal(() => buildRestorePlan(config, two, { node: 'spark1', backup, text: bare, yes: false, force: true }, NOW)), /\(its profiles tp2, tp2b are\)/);
   const cfg = JSON.parse(JSON.stringify(config)) as NodesConfig;
   const spark2 = cfg.nodes['spark2'];
   assert.ok(spark2);
