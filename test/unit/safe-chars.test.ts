@@ -50,7 +50,7 @@ test('commandProblem: plain words separated by single spaces', () => {
 });
 
 test('isLoopback: localhost, ::1 and 127.0.0.0/8 only', () => {
-  for (const h of ['localhost', 'LocalHost', '::1', '[::1]', '127.0.0.1', '127.10.200.3']) assert.equal(isLoopback(h), true, h);
+  for (const h of ['localhost', 'LocalHost', '::1', '[::1]', '127.0.0.1', '127.10.200.3', '127.0.0.10']) assert.equal(isLoopback(h), true, h);
   for (const h of ['', '0.0.0.0', '10.127.0.1', 'x127.0.0.1', '127.0.0.1.example', '127.0.0', '127.0.0.', '127..0.1', '::2', 'localhost.example']) {
     assert.equal(isLoopback(h), false, h);
   }
