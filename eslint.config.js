@@ -20,7 +20,7 @@ const runtimeRoom = [
 const restrict = (...patterns) => ['error', { patterns }];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'test-output/**', 'bin/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'test-output/**', 'bin/**', 'bench/results/**', '.stryker-tmp/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

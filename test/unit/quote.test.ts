@@ -24,14 +24,15 @@ test('shellQuote round-trips arbitrary strings through bash (property)', () => {
 });
 
 test('shellQuote refuses a NUL byte', () => {
-  assert.throws(() => shellQuote('a\0b'), PulseError);
+  assert.throws(() => shellQuote('a\0b'), (e: unknown) => e instanceof PulseError && e.kind === 'usage' && /NUL byte, which bash cannot hold/.test(e.message));
 });
 
 test('exportsBlock builds export lines and validates names', () => {
   assert.equal(exportsBlock({ A: "x'y", B_2: '' }), "export A='x'\\''y'\nexport B_2=''\n");
   assert.equal(exportsBlock({}), '');
   for (const bad of ['lower', '1A', 'A-B', 'A B', '', 'A;B']) {
-    assert.throws(() => exportsBlock({ [bad]: 'v' }), (e: unknown) => e instanceof PulseError && e.kind === 'usage', bad);
+    assert.throws(() => exportsBlock({ [bad]: 'v' }), (e: unknown) => e instanceof PulseError && e.kind === 'usage'
+      && e.message === `invalid script variable name ${JSON.stringify(bad)}: use [A-Z_][A-Z0-9_]*`, bad);
   }
 });
 
