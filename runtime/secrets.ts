@@ -7,9 +7,11 @@
 /** VLLM_API_KEY first: `\bAPI_KEY` does not match inside it (no word boundary after the underscore). */
 export const SECRET_KEYS = ['VLLM_API_KEY', 'API_KEY', 'HF_TOKEN'] as const;
 
-const SECRET = new RegExp(`\\b(${SECRET_KEYS.join('|')})=[^\\s"']+`, 'g');
+// A value is quoted (to its closing quote, or to the end of the line when there is none: a cut line hides the rest)
+// or bare (to white space or a quote).
+const SECRET = new RegExp(`\\b(${SECRET_KEYS.join('|')})=(?:"[^"\\n]*"?|'[^'\\n]*'?|[^\\s"']+)`, 'g');
 
-/** Every `KEY=value` of a secret key in `text` with the value replaced by `<redacted>`. */
+/** Every `KEY=value` of a secret key in `text` (`KEY="value"` and `KEY='value'` too) with the value replaced by `<redacted>`. */
 export function redactSecrets(text: string): string {
   return text.replace(SECRET, '$1=<redacted>');
 }

@@ -18,6 +18,13 @@ test('redactSecrets: every KEY=value of a secret key, anywhere in the text and e
   assert.equal(redactSecrets('API_KEY=k1 rest'), 'API_KEY=<redacted> rest', 'the value ends at white space');
 });
 
+test('redactSecrets: a quoted value goes whole, to its closing quote or, cut, to the end of the line', () => {
+  assert.equal(redactSecrets('HF_TOKEN="hf_x y" next'), 'HF_TOKEN=<redacted> next');
+  assert.equal(redactSecrets("API_KEY='k 1' next"), 'API_KEY=<redacted> next');
+  assert.equal(redactSecrets('VLLM_API_KEY="cut off\nnext line'), 'VLLM_API_KEY=<redacted>\nnext line');
+  assert.equal(redactSecrets('HF_TOKEN=\'\''), 'HF_TOKEN=<redacted>');
+});
+
 test('redactSecrets: a longer key that ends in a secret key\'s name is another key; other text is untouched', () => {
   for (const t of ['MY_API_KEY=visible', 'XHF_TOKEN=visible', 'HF_TOKEN visible', 'HF_TOKEN=', 'hf_token=visible', '']) {
     assert.equal(redactSecrets(t), t, t);
