@@ -59,7 +59,8 @@ export async function run(opts: UpOptions): Promise<number> {
     return code;
   }
   const { outageWarning } = await import('../outage-warning.js');
-  const warning = await outageWarning(opts, 'up', false);
+  // The file's word alone, unless --preflight: that asks the node already, so it asks whether it serves now too.
+  const warning = await outageWarning(opts, 'up', opts.preflight === true);
   const steps = stepScripts(plan);
   process.stdout.write(planHeadline(plan));
   process.stdout.write(planFilesText(plan));

@@ -98,7 +98,7 @@ async function resultOf(client: Client, info: WorkflowExecutionInfo): Promise<Ou
 
 async function toRow(client: Client, target: ServerTarget, info: WorkflowExecutionInfo): Promise<HistoryRow> {
   const sa = info.typedSearchAttributes;
-  const { SA_NODE, SA_PROFILE, SA_ACTION, SA_OUTCOME } = await import('../../workflows/definitions.js');
+  const { SA_NODE, SA_PROFILE, SA_ACTION, SA_OUTCOME, ROLLOUT_WORKFLOW } = await import('../../workflows/definitions.js');
   const end = info.closeTime?.getTime();
   const outcome = await resultOf(client, info);
   return {
@@ -108,7 +108,8 @@ async function toRow(client: Client, target: ServerTarget, info: WorkflowExecuti
     profile: sa.get(SA_PROFILE) ?? null,
     result: outcome.result, ok: outcome.ok, nodeState: outcome.nodeState, error: outcome.error, undid: outcome.undid, drain: outcome.drain ?? null,
     durationS: end === undefined ? null : Math.round((end - info.startTime.getTime()) / 100) / 10,
-    outcome: sa.get(SA_OUTCOME) ?? null,
+    // A rollout sets no outcome attribute: its result's first word is its outcome (`refused: ...`), as the row says.
+    outcome: sa.get(SA_OUTCOME) ?? (info.type === ROLLOUT_WORKFLOW ? (/^([a-z-]+): /.exec(outcome.result)?.[1] ?? null) : null),
     workflowId: info.workflowId,
     runId: info.runId,
     ui: uiLink(target, info.workflowId, info.runId),
