@@ -23,8 +23,11 @@ test('verify finds the KV line and proofs at the end of a 24 MiB docker log with
   try {
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    // A docker whose `logs` prints 24 MiB of engine lines, then the findings (and a line longer than any record).
+    // A docker whose `logs` prints 24 MiB of engine lines, then the findings (and a line longer than any record); its
+    // daemon answers `version` (a script asks it after any other call fails, to tell a dead daemon from a missing
+    // container), and every other call fails as on a node without this container.
     writeFileSync(join(bin, 'docker'), `#!/bin/bash
+[[ $1 != version ]] || { echo 20.10.24; exit 0; }
 [[ $1 == logs ]] || exit 1
 yes 'INFO 12-02 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 812.4 tokens/s' | head -n 300000
 printf '%s\\n' ${shellQuote(`${KV} ${'x'.repeat(5000)}`)} ${PROOFS.map((p) => shellQuote(`INFO ${p}`)).join(' ')}

@@ -156,12 +156,14 @@ test('(c) nodes.json edited after the plan was made: refused before anything run
     await guard.check(); // before watch: its closing line asks the node read-only (status.sh runs docker ps)
     const r = await runCli(['model', 'watch', '--node', 'open'], stack.env);
     assert.equal(r.code, 4, r.stdout + r.stderr);
-    // The cause is said once, on the step's ✗ line; the result line points at it (issue 30 item 3).
+    // The cause is said on the step's ✗ line and once more as `cause:` right above the verdict, so at 80x24 the
+    // verdict and its cause are the last lines on screen; the result line points at it.
     const result = r.stdout.split('\n').find((l) => l.startsWith('up best on open: FAILED'));
     assert.match(result ?? r.stdout, /^up best on open: FAILED at check \(cause above\), node unchanged/);
     const cause = /plan refused by the worker: nodes\.json changed since this plan was made: fleet\[\d\]\.gatewayUrl \(plan "http:\/\/[^"]+", worker "http:\/\/127\.0\.0\.1:18099\/v1"\)/g;
-    assert.equal(r.stdout.match(cause)?.length, 1, r.stdout);
+    assert.equal(r.stdout.match(cause)?.length, 2, r.stdout);
     assert.match(r.stdout, /^ *✗ .*check.*plan refused by the worker/m);
+    assert.match(r.stdout, /^cause: check: plan refused by the worker/m);
     assert.match(r.stdout, /pulse changed nothing on open: no server runs there/);
   } finally {
     writeFileSync(stack.nodesFile, original);
