@@ -109,14 +109,14 @@ export function nextCommand(s: NodeStatus): string | null {
 
 /**
  * The PROFILE column: the profile that runs. Without a running container the .env's profile is only what the next
- * start would run, and says so: `best (.env; not running)`.
+ * start would run, and says so: `best (.env; not running)`, short `best (.env)`.
  */
-export function profileCell(s: NodeStatus): string {
+export function profileCell(s: NodeStatus, short = false): string {
   const e = s.env;
   if (!e?.profile) return e?.exists ? '(not pulse)' : '-';
   const c = s.container;
   const stopped = s.answered && c !== null && !c.running && c.state !== 'unknown';
-  return stopped ? `${e.profile} (.env; not running)` : e.profile;
+  return stopped ? `${e.profile} (.env${short ? '' : '; not running'})` : e.profile;
 }
 
 /** `7/9 readiness` from the deploy's step and its number. */

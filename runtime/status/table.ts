@@ -73,7 +73,7 @@ const COLUMNS: Record<string, Column> = {
 /** Left to right. */
 const ORDER = ['node', 'health', 'endpoint', 'container', 'profile', 'drift', 'kv', 'memory', 'last', 'deploy'];
 /** Which columns take their short form first when the table is wider than the terminal. */
-const SHRINK = ['memory', 'kv', 'endpoint', 'deploy', 'health'];
+const SHRINK = ['profile', 'memory', 'kv', 'endpoint', 'deploy', 'health'];
 const GAP = '  ';
 
 /** The ENDPOINT cell: `enabled`, `disabled: watchdog` (short `disabled`), `fallback`, or `-` when the file does not say. */
