@@ -32,7 +32,11 @@ export interface Authority {
   /** The drain's: the stop's, the server's port, HTTP allowed or not, the budget (the input's, else nodes.json's). */
   drain(input: unknown): OwnDrain;
   /** The node state to write and the fleet (the worker's) to rebuild the gateway file from. */
-  state(input: unknown): { state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[] };
+  state(input: unknown): {
+    state: Omit<NodeState, 'workflowId' | 'runId' | 'at' | 'lastKnownGood'>; previousIdentity: EnvIdentity | null; fleet: FleetEntry[];
+    /** The node's BIND and PORT: where its server listens (the closing block names it). */
+    listen: { BIND: string; PORT: string };
+  };
 }
 
 /** Whether `input` is an UpInputRef: the plan is the workflow's input. */
@@ -128,5 +132,6 @@ function ownState(files: WorkerFiles, input: unknown): ReturnType<Authority['sta
     },
     previousIdentity: previousIdentity(o['previousIdentity']),
     fleet: fleetOf(files.config),
+    listen: { BIND: files.config.nodes[node]!.env.BIND, PORT: files.config.nodes[node]!.env.PORT },
   };
 }

@@ -9,6 +9,7 @@ import { nextLastKnownGood } from '../runtime/state/last-good.js';
 import { nextEnvRuns } from '../runtime/state/env-runs.js';
 import { readinessHistoryAfter, readinessOnStart } from './readiness-history.js';
 import { redactSecrets, toFailure } from './errors.js';
+import { isLoopback } from '../runtime/config/safe.js';
 
 /** A deploy keeps the watchdog's record (its heal budget); a verified up clears its endpoint disable and its stop. */
 function watchdogAfter(old: NodeState | null, state: NodeState['state']): Pick<NodeState, 'watchdog'> {
@@ -18,9 +19,10 @@ function watchdogAfter(old: NodeState | null, state: NodeState['state']): Pick<N
 }
 
 /** What the closing block of up/down/rollback says the node serves: the state just written and its endpoint. */
-function servesOf(state: NodeState, endpoints: readonly GatewayEndpoint[] = []): NodeServes {
+function servesOf(state: NodeState, endpoints: readonly GatewayEndpoint[] = [], env?: { BIND: string; PORT: string }): NodeServes {
   const e = endpoints.find((x) => x.name === state.node);
   return {
+    ...(env ? { listen: { bind: env.BIND, port: env.PORT, loopback: isLoopback(env.BIND) } } : {}),
     state: state.state,
     profile: state.profile,
     servedModelName: state.servedModelName,
@@ -33,7 +35,7 @@ async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput,
   const { workflowExecution, attempt } = Context.current().info;
   // The node, the profile and the fleet of the gateway file are the worker's own (activities/authority.ts).
   const checked = authority(deps.files).state(failed ? { ...input, state: 'failed' } : input);
-  const { fleet, state: fields, previousIdentity } = checked;
+  const { fleet, state: fields, previousIdentity, listen } = checked;
   try {
     const old = await deps.state.readNodeState(deps.stateDir, fields.node);
     // Same identity, nothing new from this run (same-identity up): keep what the earlier up saved for status.
@@ -57,7 +59,7 @@ async function publish(deps: ActivityDeps, input: StateInput | SparseStateInput,
     await deps.state.writeNodeState(deps.stateDir, state);
     const r = await deps.state.publishFragment(deps.stateDir, fleet);
     deps.logger.info(`state ${fields.state} for ${fields.node}`, { fragmentChanged: r.changed });
-    return { warnings: r.warnings, changed: r.changed, ...readinessOnStart(old, fields), serves: servesOf(state, r.endpoints) };
+    return { warnings: r.warnings, changed: r.changed, ...readinessOnStart(old, fields), serves: servesOf(state, r.endpoints, listen) };
   } catch (err) {
     throw toFailure(err, attempt, false);
   }

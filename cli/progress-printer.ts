@@ -264,7 +264,7 @@ export class ProgressPrinter {
     if (r.ok) this.emit(`${what}: ${paint(this.colour, 'ok', 'ok')}, node ${r.state}${mode}`);
     for (const w of r.warnings) this.emit(`  ${paint(this.colour, 'warn', 'warning')}: ${plainText(w)}`);
     for (const n of r.clientNotes) this.write(`  pulse-client: ${n}`);
-    if (r.ok && r.serves) for (const l of servesLines(r.serves)) this.write(`  ${l}`);
+    if (r.ok && r.serves) for (const l of servesLines(r.serves, r.node)) this.write(`  ${l}`);
     if (r.halted) this.write(`  the server this up had started was stopped: it does not go on to serve ${r.profile ?? 'the abandoned profile'}`);
     if (r.ok) return;
     // The way out before the verdict: the block (container, log lines that wrap at 80 columns) is long, and on a
@@ -309,12 +309,15 @@ function hostPort(url: string): string {
 }
 
 /**
- * What the node now serves and whether the gateway sends it traffic (issue 30 item 12), from the publish step's
- * record (DeployResult.serves): `serving: best as qwen38 (max_model_len 32768) on 10.0.0.2:8000`, then
- * `gateway endpoint: enabled` or `disabled: <the gateway backend file's reason>`.
+ * What the node now serves and whether the gateway sends it traffic, from the publish step's record
+ * (DeployResult.serves): `serving: best as qwen38 (max_model_len 32768) on 10.0.0.2:8000`, then
+ * `gateway endpoint: enabled` or `disabled: <the gateway backend file's reason>`. The address is one that answers: a
+ * server on a loopback BIND listens only on its node (`at 127.0.0.1:8000 on spark2`), whatever host the gateway URL
+ * names.
  */
-export function servesLines(s: NodeServes): string[] {
-  const where = s.endpoint ? ` on ${hostPort(s.endpoint.url)}` : '';
+export function servesLines(s: NodeServes, node: string): string[] {
+  const l = s.listen;
+  const where = l?.loopback ? ` at ${l.bind}:${l.port} on ${node}` : s.endpoint ? ` on ${hostPort(s.endpoint.url)}` : '';
   const len = s.maxModelLen === null ? '' : ` (max_model_len ${s.maxModelLen})`;
   const what = s.state === 'up'
     ? `serving: ${s.profile ?? 'an unknown profile'}${s.servedModelName ? ` as ${s.servedModelName}` : ''}${len}${where}`

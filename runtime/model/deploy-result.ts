@@ -10,6 +10,11 @@ export interface NodeServes {
   maxModelLen: number | null;
   /** The node's endpoint in the gateway backend file (null: the file does not name the node). */
   endpoint: { url: string; enabled: boolean; reason: string | null } | null;
+  /**
+   * Where the server listens, from the node's BIND and PORT (absent: an older worker). A loopback BIND answers only
+   * on the node itself, whatever host the gateway URL names.
+   */
+  listen?: { bind: string; port: string; loopback: boolean };
 }
 
 /** What an up or down returns (and, on failure, carries in its ApplicationFailure's details[0]). */

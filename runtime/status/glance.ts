@@ -91,6 +91,34 @@ export function healthWhy(s: NodeStatus): string | null {
   }
 }
 
+/**
+ * The next command for a node that is down or failed, as the failure block of an up gives one: the log that says
+ * why, then the way back (an up of the profile that ran for a server that died; a rollback, dry-run first since it
+ * picks the .env, for a failed deploy). Null for every other node.
+ */
+export function nextCommand(s: NodeStatus): string | null {
+  const yes = s.protected ? ' --yes' : '';
+  if (s.verdict === 'down') {
+    const profile = s.lastDeploy?.profile ?? s.env?.profile ?? '<profile>';
+    const up = `pulse model up ${profile} --node ${s.node}${yes}`;
+    return s.container?.exists ? `pulse model logs --node ${s.node} (why it stopped), then ${up}` : up;
+  }
+  if (s.verdict === 'failed') return `pulse model logs --node ${s.node} --deploy (the failed start), then pulse model rollback --node ${s.node} --dry-run`;
+  return null;
+}
+
+/**
+ * The PROFILE column: the profile that runs. Without a running container the .env's profile is only what the next
+ * start would run, and says so: `best (.env; not running)`, short `best (.env)`.
+ */
+export function profileCell(s: NodeStatus, short = false): string {
+  const e = s.env;
+  if (!e?.profile) return e?.exists ? '(not pulse)' : '-';
+  const c = s.container;
+  const stopped = s.answered && c !== null && !c.running && c.state !== 'unknown';
+  return stopped ? `${e.profile} (.env${short ? '' : '; not running'})` : e.profile;
+}
+
 /** `7/9 readiness` from the deploy's step and its number. */
 function stepOf(d: DeployInProgress): string {
   const n = d.stepIndex !== null && d.stepCount !== null ? `${d.stepIndex}/${d.stepCount} ` : '';

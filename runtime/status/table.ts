@@ -6,7 +6,7 @@
  * is never cut; colour only when asked (a TTY without NO_COLOR).
  */
 import { duration, utc } from '../format.js';
-import { deployCell, deployText, healthCell, healthWhy, kvCell, memoryCell, memoryText } from './glance.js';
+import { deployCell, deployText, healthCell, healthWhy, kvCell, memoryCell, memoryText, nextCommand, profileCell } from './glance.js';
 import { endpointWhy } from './endpoint.js';
 import type { ContainerStatus, NodeStatus, StatusReport } from './types.js';
 import { watchdogLine } from '../fleet/watchdog.js';
@@ -63,7 +63,7 @@ const COLUMNS: Record<string, Column> = {
   health: { header: 'HEALTH', cell: (s, short) => healthCell(s, short) },
   endpoint: { header: 'ENDPOINT', cell: endpointCell },
   container: { header: 'CONTAINER', cell: (s) => (s.answered ? (s.container ? (s.container.exists ? s.container.state : s.dockerDown ? 'docker down' : 'none') : '-') : '?') },
-  profile: { header: 'PROFILE', cell: (s) => s.env?.profile ?? (s.env?.exists ? '(not pulse)' : '-') },
+  profile: { header: 'PROFILE', cell: profileCell },
   drift: { header: 'DRIFT', cell: (s) => (s.env?.drift ? 'DRIFT' : s.env?.renderedByPulse ? 'ok' : '-') },
   kv: { header: 'KV CACHE', shortHeader: 'KV', cell: (s, short) => (s.answered ? kvCell(s, short) : '-') },
   memory: { header: 'AVAIL GiB', shortHeader: 'GiB', cell: (s, short) => memoryCell(s.memory, short) },
@@ -73,7 +73,7 @@ const COLUMNS: Record<string, Column> = {
 /** Left to right. */
 const ORDER = ['node', 'health', 'endpoint', 'container', 'profile', 'drift', 'kv', 'memory', 'last', 'deploy'];
 /** Which columns take their short form first when the table is wider than the terminal. */
-const SHRINK = ['memory', 'kv', 'endpoint', 'deploy', 'health'];
+const SHRINK = ['profile', 'memory', 'kv', 'endpoint', 'deploy', 'health'];
 const GAP = '  ';
 
 /** The ENDPOINT cell: `enabled`, `disabled: watchdog` (short `disabled`), `fallback`, or `-` when the file does not say. */
@@ -133,8 +133,14 @@ function whyLines(s: NodeStatus, endpointShown: boolean): string[] {
   const said = e?.reason ? (why ?? '').includes(e.reason.replace(/^kept enabled by the fallback: /, '')) || (why ?? '').includes(s.lastDeploy?.error ?? '\u0000') && /^state failed/.test(e.reason) : false;
   if (endpointShown && s.healthy && !e?.fallback) {
     // the ENDPOINT cell already says why (`disabled: loopback`)
-  } else if (e?.fallback) out.push(said ? 'endpoint kept enabled by the fallback: the gateway rejects a model with no enabled endpoint' : `endpoint ${e.reason ?? 'kept enabled by the fallback'}`);
-  else if (e && !e.enabled) out.push(said ? 'endpoint disabled (the reason above)' : `endpoint disabled: ${e.reason ?? 'no reason given'}`);
+  } else if (e?.fallback) {
+    // RUNTIME.md: with no endpoint that can be enabled, the first node stays enabled, with a warning
+    out.push(said ? 'warning: endpoint kept enabled by the fallback: the gateway rejects a model with no enabled endpoint' : `warning: endpoint ${e.reason ?? 'kept enabled by the fallback'} (the gateway rejects a model with no enabled endpoint)`);
+  } else if (e && !e.enabled) out.push(said ? 'endpoint disabled (the reason above)' : `endpoint disabled: ${e.reason ?? 'no reason given'}`);
+  // a server that died under a state that still says up: the file keeps its endpoint, and the gateway sends it traffic
+  else if (e?.enabled && s.verdict === 'down') out.push('warning: endpoint enabled: the gateway still sends it traffic and no server answers (its node state still says up)');
+  const next = nextCommand(s);
+  if (next) out.push(`next: ${next}`);
   // --gpu-probe over the fleet: its result under the table (the fleet rows have no column for it)
   const g = s.gpuProbe;
   if (g) out.push(`gpu probe ${g.ran ? `exit ${g.exitCode}: ${g.line ?? probeLine(g.output, g.exitCode) ?? ''}` : `skipped: ${g.skipped ?? ''}`}`);
@@ -167,6 +173,8 @@ function detailLines(s: NodeStatus, now: Date): [string, string][] {
   }
   const why = healthWhy(s);
   if (why !== null && s.answered) out.push(['verdict', `${s.verdict}: ${why}`]);
+  const next = nextCommand(s);
+  if (next) out.push(['next', next]);
   const ep = s.endpoint;
   out.push(['endpoint', ep ? (ep.fallback ? `enabled only by the fallback: ${ep.reason ?? ''}` : ep.enabled ? 'enabled: the gateway sends it traffic' : `disabled: ${ep.reason ?? 'no reason given'}`) : 'not in a gateway backend file (pulse model fragment writes one from the node states)']);
   const kv = s.kvCache.line?.replace(/^.*?(GPU KV cache size)/, '$1') ?? null;
