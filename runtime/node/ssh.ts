@@ -140,10 +140,10 @@ export class SshTransport implements Transport {
   private readonly downListeners: ((why: string) => void)[] = [];
 
   /**
-   * `route` is what the files said when the link was opened, `keys` the host keys it verified (the node's, then the
+   * `routeAtOpen` is routeKey() of what the files said when the link was opened, `keys` the host keys it verified (the node's, then the
    * jump host's): drift() compares both with what the files say now.
    */
-  constructor(readonly target: NodeTarget, private readonly route: SshRoute, node: Connected, jump: Connected | null) {
+  constructor(readonly target: NodeTarget, private readonly routeAtOpen: string, node: Connected, jump: Connected | null) {
     this.client = node.client;
     this.jump = jump?.client ?? null;
     this.keys = [node.hostKey, ...(jump ? [jump.hostKey] : [])];
@@ -234,7 +234,7 @@ export class SshTransport implements Transport {
       // moment; retried as a link that cannot be reached (a config that stays broken fails as a new link would).
       throw new PulseError('unreachable', `${target.name}: cannot judge the ssh link by the files now: ${(e as Error).message}`, { cause: e });
     }
-    if (routeKey(now) !== routeKey(this.route)) return `the ssh settings of ${this.target.ssh ?? this.target.name} changed since the link opened`;
+    if (routeKey(now) !== this.routeAtOpen) return `the ssh settings of ${this.target.ssh ?? this.target.name} changed since the link opened`;
     for (const [k, s] of this.keys.map((k, i) => [k, i === 0 ? now.node : now.jump] as const)) {
       if (!s) continue;
       const v = verifyHostKey(k.blob, keyHostOf(s), s.port, s.knownHostsFiles, s.strictHostKeyChecking);
@@ -290,10 +290,12 @@ function routeKey(r: SshRoute): string {
 /** Resolve the target's alias, connect (through one ProxyJump hop if configured), verify, authenticate. */
 export async function openSshTransport(target: NodeTarget): Promise<SshTransport> {
   const route = await resolveRoute(target);
-  if (!route.jump) return new SshTransport(target, route, await connectClient(route.node), null);
+  // Taken now, before the connect reads the same identity files: drift() compares later files with these bytes.
+  const key = routeKey(route);
+  if (!route.jump) return new SshTransport(target, key, await connectClient(route.node), null);
   const jump = await connectClient(route.jump);
   try {
-    return new SshTransport(target, route, await connectClient(route.node, await forward(jump.client, route.node)), jump);
+    return new SshTransport(target, key, await connectClient(route.node, await forward(jump.client, route.node)), jump);
   } catch (e) {
     jump.client.end();
     throw e;

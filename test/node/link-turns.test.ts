@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { NodePool, openTransport } from '../../runtime/node/connect.js';
@@ -84,6 +84,26 @@ test('links retired while the ssh config flips under concurrent steps all close 
     }
     assert.ok(pool.connectionsOpened > 2, `the flips replaced the link (${pool.connectionsOpened} opened)`);
     await until('only the pooled link left open', () => linksToSpark2() === 1, 10_000, { detail: () => `${linksToSpark2()} links open, ${pool.liveConnections} pooled` });
+  } finally {
+    await pool.closeAll();
+    process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
+  }
+});
+
+test('the identity file is replaced by another key: the next step does not run on the link the old key opened', async () => {
+  const key = join(h.tmp, 'rotated-id');
+  copyFileSync(h.sim.identityPath, key);
+  chmodSync(key, 0o600);
+  useConfig('rotated', (t) => t.replaceAll(h.sim.identityPath, key));
+  const pool = new NodePool();
+  try {
+    const s = pool.session(spark2);
+    await sampleMemory(s, 1); // the link, opened with the node's authorized key
+    // The same path now holds a key the node does not know: a link opened now could not log in.
+    rmSync(key);
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+    await assert.rejects(sampleMemory(s, 1), (e: unknown) => e instanceof PulseError && e.kind === 'unreachable', 'the step ran on the link the old key opened');
+    assert.equal(pool.liveConnections, 0, 'the old link was judged by the new bytes and retired; no new one could log in');
   } finally {
     await pool.closeAll();
     process.env.PULSE_SSH_CONFIG = h.sim.sshConfigPath;
