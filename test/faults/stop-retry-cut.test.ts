@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Sim } from '../sim/index.js';
+import type { Sim, SimNode } from '../sim/index.js';
 import { clearInflight, inflightRecords } from '../sim/vllm-metrics.js';
 import { runCli, startCli, waitForOutput } from '../helpers/cli.js';
 import { startSimCli, stopSimCli } from '../helpers/sim-cli.js';
@@ -24,7 +24,8 @@ let env: NodeJS.ProcessEnv = {};
 before(async () => ({ sim, dir, env } = await startSimCli('pulse-stop-retry-cut-', { nodes: [NODE], readyDelayMs: 300 })));
 after(() => stopSimCli(sim, dir));
 
-test('control: the same stop, not retried, reports the request it cut', async () => {
+/** `up best` on the node, then one chat request held in flight (the server generates until released). */
+async function upWithOneInFlight(): Promise<{ node: SimNode; client: ReturnType<typeof streamChat> }> {
   const node = sim!.node(NODE);
   const first = await runCli(['model', 'up', 'best', '--node', NODE], env);
   assert.equal(first.code, 0, first.stdout + first.stderr);
@@ -32,6 +33,11 @@ test('control: the same stop, not retried, reports the request it cut', async ()
   clearInflight(node.paths.state);
   const client = streamChat(node.vllmPort);
   await until('1 request in flight', () => inflightRecords(node.paths.state).filter((r) => r.event === 'begin').length >= 1, 30_000);
+  return { node, client };
+}
+
+test('control: the same stop, not retried, reports the request it cut', async () => {
+  const { node, client } = await upWithOneInFlight();
   let r;
   try {
     r = await runCli(['model', 'down', '--node', NODE, '--drain-s', '0'], env);
@@ -49,14 +55,7 @@ test('control: the same stop, not retried, reports the request it cut', async ()
 test('a stop retried after its first attempt cut a request still reports the request cut (not cut 0 with a green tick)', {
   todo: 'the first attempt\'s count at the signal is lost when that attempt fails after sending it',
 }, async () => {
-  const node = sim!.node(NODE);
-  const first = await runCli(['model', 'up', 'best', '--node', NODE], env);
-  assert.equal(first.code, 0, first.stdout + first.stderr);
-
-  node.setControl({ generationMs: 200, holdGeneration: true });
-  clearInflight(node.paths.state);
-  const client = streamChat(node.vllmPort);
-  await until('1 request in flight', () => inflightRecords(node.paths.state).filter((r) => r.event === 'begin').length >= 1, 30_000);
+  const { node, client } = await upWithOneInFlight();
 
   // The first attempt's removal fails (the container stays dead); cleared once the step is retried.
   const release = node.failRemoval();
