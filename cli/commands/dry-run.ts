@@ -59,8 +59,8 @@ export async function run(opts: UpOptions): Promise<number> {
     return code;
   }
   const { outageWarning } = await import('../outage-warning.js');
-  // The file's word alone, unless --preflight: that asks the node already, so it asks whether it serves now too.
-  const warning = await outageWarning(opts, 'up', opts.preflight === true);
+  // The gateway file's word alone (its line says so): RUNTIME.md's dry-run runs nothing on a node but step 1's reads.
+  const warning = await outageWarning(opts, 'up', false);
   const steps = stepScripts(plan);
   process.stdout.write(planHeadline(plan));
   process.stdout.write(planFilesText(plan));

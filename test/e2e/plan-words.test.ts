@@ -5,7 +5,7 @@
  * - with the gateway node's server stopped by hand (docker stop), a rollout's dry-run says "not counted as serving:
  *   simA (… down)", but `up --node simA --dry-run` (even with --preflight, which asks the node) says simA "is the last
  *   endpoint that serves the model … while this up restarts its server the model has none": the two plans disagreed.
- *   --preflight asks the node now; a plain dry-run, which runs nothing on a node, says its line is the file's word.
+ *   RUNTIME.md lets neither dry-run ask the node (step 1's reads only): their line says it is the file's word.
  * simA is the gateway node (the one endpoint the gateway reaches); the others listen on loopback.
  */
 import { after, before, test } from 'node:test';
@@ -35,19 +35,18 @@ test('a REFUSED rollout has outcome "refused" in history --json, as its text row
   assert.equal(row.outcome, 'refused', JSON.stringify(row));
 });
 
-test('a stopped gateway node: the single up dry-run does not call it the last endpoint that serves, as the rollout dry-run does not count it', async () => {
+test('a stopped gateway node: the rollout plan does not count it; a single up dry-run, which asks no node whether it serves, says its line is the gateway file\'s word', async () => {
   const a = await runCli(['model', 'up', 'best', '--node', 'simA', '--yes'], env()); // serving, whatever ran before
   assert.equal(a.code, 0, a.stdout + a.stderr);
   rig!.sim.node('simA').docker('stop', 'vllm-qwen38');
   const plan = await runCli(['model', 'up', 'datagen', '--node', 'simA,simB', '--yes', '--dry-run'], env());
   assert.equal(plan.code, 0, plan.stdout + plan.stderr);
   assert.match(plan.stdout, /not counted as serving: simA/, plan.stdout);
-  // --preflight asks the node (as the rollout's plan does): a stopped server takes nothing away, no warning.
-  const asked = await runCli(['model', 'up', 'datagen', '--node', 'simA', '--yes', '--dry-run', '--preflight'], env());
-  assert.equal(asked.code, 0, asked.stdout + asked.stderr);
-  assert.doesNotMatch(asked.stdout, /simA is the last endpoint that serves the model/, asked.stdout.slice(-1500));
-  // A plain dry-run runs nothing on a node: its line says it is the gateway file's word, not the node's.
-  const plain = await runCli(['model', 'up', 'datagen', '--node', 'simA', '--yes', '--dry-run'], env());
-  assert.equal(plain.code, 0, plain.stdout + plain.stderr);
-  assert.match(plain.stdout, /simA is the last endpoint that serves the model in the gateway backend file/);
+  // RUNTIME.md: --dry-run runs no command on a node, --dry-run --preflight only step 1's reads; neither asks the node
+  // whether it serves, so the warning must say whose word it is, never the node's.
+  for (const extra of [[], ['--preflight']]) {
+    const one = await runCli(['model', 'up', 'datagen', '--node', 'simA', '--yes', '--dry-run', ...extra], env());
+    assert.equal(one.code, 0, one.stdout + one.stderr);
+    assert.match(one.stdout, /simA is the last endpoint that serves the model in the gateway backend file/, `${extra.join(' ')}\n${one.stdout.slice(-1500)}`);
+  }
 });
